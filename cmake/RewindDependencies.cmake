@@ -1,0 +1,33 @@
+# Finds what the layers above the schedule need. The schedule layer itself needs none of it.
+
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+# Parallel HDF5 (Debian: libhdf5-openmpi-dev). A serial HDF5 cannot write one file from many
+# ranks, so refuse it.
+set(HDF5_PREFER_PARALLEL TRUE)
+find_package(HDF5 REQUIRED COMPONENTS C)
+include(CheckSymbolExists)
+set(CMAKE_REQUIRED_INCLUDES ${HDF5_INCLUDE_DIRS})
+check_symbol_exists(H5_HAVE_PARALLEL "H5pubconf.h" REWIND_HDF5_IS_PARALLEL)
+unset(CMAKE_REQUIRED_INCLUDES)
+if(NOT REWIND_HDF5_IS_PARALLEL)
+  message(FATAL_ERROR "rewind needs a parallel HDF5 (H5_HAVE_PARALLEL), found a serial one in "
+                      "${HDF5_INCLUDE_DIRS}; on Debian install libhdf5-openmpi-dev "
+                      "(scripts/install-deps.sh does)")
+endif()
+if(NOT TARGET rewind_hdf5)
+  add_library(rewind_hdf5 INTERFACE)
+  target_include_directories(rewind_hdf5 SYSTEM INTERFACE ${HDF5_INCLUDE_DIRS})
+  target_link_libraries(rewind_hdf5 INTERFACE ${HDF5_C_LIBRARIES} MPI::MPI_C)
+  target_compile_definitions(rewind_hdf5 INTERFACE ${HDF5_DEFINITIONS})
+endif()
+
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc>=3.18)
+
+if(REWIND_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(REWIND_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,47 @@
+# Test registration helpers. MPI tests run once per rank count under mpiexec, with PROCESSORS
+# set so that `ctest -j` does not oversubscribe the machine, and with what OpenMPI needs to run
+# as root and with more ranks than cores.
+include(GoogleTest)
+
+set(REWIND_MPI_RANKS "1;2;4" CACHE STRING "Rank counts every MPI test runs with")
+set(REWIND_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_btl_vader_single_copy_mechanism=none")
+
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _rewind_mpiexec_version
+                ERROR_QUIET)
+if(_rewind_mpiexec_version MATCHES "Open MPI|OpenRTE")
+  set(REWIND_MPIEXEC_FLAGS "--oversubscribe" CACHE STRING "Extra mpiexec flags for tests")
+else()
+  set(REWIND_MPIEXEC_FLAGS "" CACHE STRING "Extra mpiexec flags for tests")
+endif()
+
+# rewind_add_unit_test(<target>): every GoogleTest case of <target> becomes a ctest labelled unit.
+function(rewind_add_unit_test target)
+  gtest_discover_tests(${target} PROPERTIES LABELS unit ENVIRONMENT "${REWIND_TEST_ENV}"
+                       DISCOVERY_TIMEOUT 120)
+endfunction()
+
+# rewind_add_mpi_test(NAME <name> COMMAND <exe> [args...] [RANKS 1 2 4] [LABELS ...]
+#                     [PROPERTIES ...])
+function(rewind_add_mpi_test)
+  cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "COMMAND;RANKS;LABELS;PROPERTIES" ${ARGN})
+  if(NOT ARG_RANKS)
+    set(ARG_RANKS ${REWIND_MPI_RANKS})
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  list(GET ARG_COMMAND 0 _exe)
+  list(REMOVE_AT ARG_COMMAND 0)
+  if(TARGET ${_exe})
+    set(_exe $<TARGET_FILE:${_exe}>)
+  endif()
+  foreach(np IN LISTS ARG_RANKS)
+    set(_name ${ARG_NAME}.np${np})
+    add_test(NAME ${_name}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${REWIND_MPIEXEC_FLAGS}
+                     ${MPIEXEC_PREFLAGS} ${_exe} ${MPIEXEC_POSTFLAGS} ${ARG_COMMAND})
+    set_tests_properties(${_name} PROPERTIES PROCESSORS ${np} LABELS "mpi;${ARG_LABELS}"
+                                             ENVIRONMENT "${REWIND_TEST_ENV}"
+                                             TIMEOUT ${ARG_TIMEOUT} ${ARG_PROPERTIES})
+  endforeach()
+endfunction()

@@ -1,0 +1,64 @@
+#pragma once
+/// @file
+/// Schedules are created by name. The registry lists every schedule it knows, so front ends
+/// (rewind-plan, the PETSc options database) pick up new schedules with no change.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rewind/schedule/schedule.hpp"
+
+namespace rwd::schedule {
+
+using ScheduleFactory = std::function<std::unique_ptr<Schedule>(const ScheduleParams&)>;
+
+/// One registered schedule.
+struct ScheduleInfo {
+  std::string name;
+  std::string summary;     ///< one line for `--help` listings
+  bool online = false;     ///< works without knowing the step count in advance
+  bool uses_disk = false;  ///< may place checkpoints on disk
+  ScheduleFactory factory;
+};
+
+/// Name -> factory table. The built-in schedules are registered on first use.
+class ScheduleRegistry {
+ public:
+  /// The process-wide registry, with the built-in schedules in it.
+  static ScheduleRegistry& instance();
+
+  /// Adds a schedule; throws if the name is taken or is "auto".
+  void add(ScheduleInfo info);
+
+  /// Builds schedule `name` for `params`. "auto" picks the cheapest registered schedule that
+  /// accepts the budget (see choose()). Throws Error(InvalidArgument) for an unknown name,
+  /// listing the known ones, and for parameters the schedule cannot honour.
+  std::unique_ptr<Schedule> create(std::string_view name, const ScheduleParams& params) const;
+
+  /// The name "auto" resolves to for `params`: with a known step count, every registered
+  /// offline schedule that accepts the budget is replayed by the simulator and the cheapest
+  /// wins (ties go to the earlier registration); with an unknown count, the first online one.
+  std::string choose(const ScheduleParams& params) const;
+
+  /// Every registered schedule, in registration order.
+  const std::vector<ScheduleInfo>& list() const { return entries_; }
+
+  /// True if `name` is registered (or is "auto").
+  bool contains(std::string_view name) const;
+
+  /// "auto, storeall, revolve, periodic" for error messages and help text.
+  std::string names() const;
+
+ private:
+  ScheduleRegistry() = default;
+  const ScheduleInfo* find(std::string_view name) const;
+  std::vector<ScheduleInfo> entries_;
+};
+
+/// Shorthand for ScheduleRegistry::instance().create(name, params).
+std::unique_ptr<Schedule> make_schedule(std::string_view name, const ScheduleParams& params);
+
+}  // namespace rwd::schedule

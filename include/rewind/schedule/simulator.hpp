@@ -1,0 +1,49 @@
+#pragma once
+/// @file
+/// Replays a schedule against a model of the stepper and its checkpoint stores, rejects any
+/// invalid action stream, and counts what the schedule really costs. Every schedule test, and
+/// every cost rewind reports, comes from here: never from a schedule's own claim.
+
+#include <cstdint>
+#include <functional>
+
+#include "rewind/schedule/schedule.hpp"
+
+namespace rwd::schedule {
+
+/// Per-level counts. For RAM and DISK, one slot holds one restart state or one step's adjoint
+/// data.
+struct LevelStats {
+  std::int64_t writes = 0;  ///< checkpoints (restart states or step adjoint data) written
+  std::int64_t reads = 0;   ///< checkpoints read back (restores and adjoint data consumed)
+  std::int64_t peak = 0;    ///< largest number of slots live at once
+};
+
+/// What a replay counted.
+struct SimulationResult {
+  Step steps = 0;                  ///< n
+  std::int64_t fwd_total = 0;      ///< every forward step evaluated, recording re-runs included
+  std::int64_t adjoint_steps = 0;  ///< adjoint steps run (always n for a valid schedule)
+  LevelStats ram;
+  LevelStats disk;
+  std::int64_t actions = 0;  ///< actions in the stream, EndReverse included
+  double cost = 0.0;         ///< fwd_total + wd * disk.writes + rd * disk.reads
+
+  std::int64_t recomputed() const { return fwd_total - steps; }
+};
+
+/// Called with each action as it is replayed (and after an online schedule's Forward has been
+/// clipped to n).
+using ActionObserver = std::function<void(const Action&)>;
+
+/// Replays `schedule` for the step count, slot budgets and costs in `limits` (limits.steps must
+/// be >= 1; for an online schedule the simulator plays the driver: it stops each Forward at n
+/// and calls finalize(n)). Throws Error(InvalidSchedule) naming the action and the rule broken:
+/// forward from a state the model does not hold, reverse without the adjoint data or out of
+/// order, copy from an empty slot, live slots over budget, anything still stored after
+/// EndReverse, a stream that ends early or runs past `max_actions`.
+SimulationResult simulate(Schedule& schedule, const ScheduleParams& limits,
+                          const ActionObserver& observer = {},
+                          std::int64_t max_actions = std::int64_t{1} << 40);
+
+}  // namespace rwd::schedule

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs rewind's build and test dependencies from Debian packages.
+# Idempotent: packages already present are left alone; safe to run repeatedly.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config clang-format
+  petsc-dev libpetsc3.18-dev-examples
+  libhdf5-openmpi-dev hdf5-tools
+  libopenmpi-dev openmpi-bin
+  libgtest-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,117 @@
+#include "rewind/schedule/registry.hpp"
+
+#include <limits>
+#include <mutex>
+
+#include "builtin.hpp"
+#include "rewind/error.hpp"
+#include "rewind/schedule/simulator.hpp"
+
+namespace rwd::schedule {
+
+namespace detail {
+
+void check_offline_params(const std::string& schedule, const ScheduleParams& p,
+                          std::int64_t min_ram) {
+  require(p.steps >= 1, schedule + ": the step count must be >= 1 (got " + std::to_string(p.steps) +
+                            "); this schedule needs it in advance");
+  require(p.ram >= min_ram, schedule + ": RAM slots must be >= " + std::to_string(min_ram) +
+                                " (the count includes the slot holding x_0), got " +
+                                std::to_string(p.ram));
+  require(p.disk >= 0 || p.disk == kUnlimited,
+          schedule + ": disk slots must be >= 0 or unlimited, got " + std::to_string(p.disk));
+  require(p.write_cost >= 0.0,
+          schedule + ": disk write cost must be >= 0, got " + std::to_string(p.write_cost));
+  require(p.read_cost >= 0.0,
+          schedule + ": disk read cost must be >= 0, got " + std::to_string(p.read_cost));
+}
+
+}  // namespace detail
+
+ScheduleRegistry& ScheduleRegistry::instance() {
+  static ScheduleRegistry registry;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    detail::register_storeall(registry);
+    detail::register_revolve(registry);
+    detail::register_periodic(registry);
+  });
+  return registry;
+}
+
+void ScheduleRegistry::add(ScheduleInfo info) {
+  require(!info.name.empty() && info.name != "auto",
+          "schedule registry: the name '" + info.name + "' is reserved or empty");
+  require(find(info.name) == nullptr,
+          "schedule registry: a schedule named '" + info.name + "' is already registered");
+  require(static_cast<bool>(info.factory), "schedule registry: '" + info.name + "' has no factory");
+  entries_.push_back(std::move(info));
+}
+
+const ScheduleInfo* ScheduleRegistry::find(std::string_view name) const {
+  for (const auto& e : entries_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+bool ScheduleRegistry::contains(std::string_view name) const {
+  return name == "auto" || find(name) != nullptr;
+}
+
+std::string ScheduleRegistry::names() const {
+  std::string out = "auto";
+  for (const auto& e : entries_) out += ", " + e.name;
+  return out;
+}
+
+std::string ScheduleRegistry::choose(const ScheduleParams& params) const {
+  if (params.steps <= 0) {
+    for (const auto& e : entries_) {
+      if (e.online) return e.name;
+    }
+    throw Error(ErrorCode::InvalidArgument,
+                "auto: the step count is not known in advance and no online schedule is "
+                "registered; give the step count");
+  }
+  std::string best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  std::string rejected;
+  for (const auto& e : entries_) {
+    std::unique_ptr<Schedule> candidate;
+    try {
+      candidate = e.factory(params);
+    } catch (const Error& err) {
+      if (err.code() != ErrorCode::InvalidArgument) throw;
+      rejected += "\n  " + e.name + ": " + err.what();
+      continue;
+    }
+    const SimulationResult r = simulate(*candidate, params);
+    if (r.cost < best_cost) {
+      best_cost = r.cost;
+      best = e.name;
+    }
+  }
+  if (best.empty()) {
+    throw Error(ErrorCode::InvalidArgument,
+                "auto: no registered schedule accepts " + describe(params) + ":" + rejected);
+  }
+  return best;
+}
+
+std::unique_ptr<Schedule> ScheduleRegistry::create(std::string_view name,
+                                                   const ScheduleParams& params) const {
+  if (name == "auto") return create(choose(params), params);
+  const ScheduleInfo* info = find(name);
+  if (info == nullptr) {
+    throw Error(ErrorCode::InvalidArgument,
+                "unknown schedule '" + std::string(name) + "'; known schedules: " + names());
+  }
+  return info->factory(params);
+}
+
+std::unique_ptr<Schedule> make_schedule(std::string_view name, const ScheduleParams& params) {
+  return ScheduleRegistry::instance().create(name, params);
+}
+
+}  // namespace rwd::schedule

@@ -1,0 +1,51 @@
+// storeall: record every step's adjoint data in the first sweep; no recomputation.
+#include <array>
+
+#include "builtin.hpp"
+#include "rewind/error.hpp"
+
+namespace rwd::schedule::detail {
+
+namespace {
+
+class StoreAllSchedule final : public Schedule {
+ public:
+  explicit StoreAllSchedule(const ScheduleParams& p) : Schedule(p) {
+    check_offline_params("storeall", p, 0);
+    if (p.ram >= p.steps) {
+      level_ = Level::Ram;
+    } else if (p.disk == kUnlimited || p.disk >= p.steps) {
+      level_ = Level::Disk;
+    } else {
+      throw Error(ErrorCode::InvalidArgument,
+                  "storeall needs one slot per step: " + std::to_string(p.steps) +
+                      " RAM slots or disk slots, but has ram=" + std::to_string(p.ram) +
+                      " disk=" + std::to_string(p.disk) +
+                      "; raise the budget or choose a recomputing schedule (revolve)");
+    }
+  }
+
+  std::string name() const override { return "storeall"; }
+
+  std::optional<Action> next() override {
+    const Step n = params_.steps;
+    const std::array<Action, 4> stream = {Forward{0, n, false, true, level_}, EndForward{},
+                                          Reverse{n, 0, true}, EndReverse{}};
+    if (index_ >= stream.size()) return std::nullopt;
+    return stream[index_++];
+  }
+
+ private:
+  Level level_ = Level::Ram;
+  std::size_t index_ = 0;
+};
+
+}  // namespace
+
+void register_storeall(ScheduleRegistry& registry) {
+  registry.add(
+      {"storeall", "store every step's adjoint data (RAM if it fits, else disk); no recomputation",
+       false, true, [](const ScheduleParams& p) { return std::make_unique<StoreAllSchedule>(p); }});
+}
+
+}  // namespace rwd::schedule::detail

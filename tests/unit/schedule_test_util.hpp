@@ -1,0 +1,37 @@
+#pragma once
+// Helpers shared by the schedule tests.
+
+#include <vector>
+
+#include "rewind/schedule/schedule.hpp"
+
+namespace rwd::schedule::testing {
+
+/// A schedule that plays back a fixed action list: lets tests feed the simulator any stream.
+class ListSchedule final : public Schedule {
+ public:
+  ListSchedule(const ScheduleParams& p, std::vector<Action> actions, bool online = false)
+      : Schedule(p), actions_(std::move(actions)), online_(online) {}
+  std::optional<Action> next() override {
+    if (index_ >= actions_.size()) return std::nullopt;
+    return actions_[index_++];
+  }
+  std::string name() const override { return "list"; }
+  bool online() const override { return online_; }
+  void finalize(Step n) override { finalized_at = n; }
+  Step finalized_at = -1;
+
+ private:
+  std::vector<Action> actions_;
+  std::size_t index_ = 0;
+  bool online_;
+};
+
+inline ScheduleParams ram_budget(Step n, std::int64_t s) {
+  ScheduleParams p;
+  p.steps = n;
+  p.ram = s;
+  return p;
+}
+
+}  // namespace rwd::schedule::testing
