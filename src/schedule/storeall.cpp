@@ -11,6 +11,14 @@ namespace {
 class StoreAllSchedule final : public Schedule {
  public:
   explicit StoreAllSchedule(const ScheduleParams& p) : Schedule(p) {
+    if (p.steps == 0) {
+      // Online use (step count unknown): record into RAM, or disk if no RAM is given; the
+      // budget is checked as the run goes.
+      require(p.ram > 0 || p.disk != 0,
+              "storeall: with an unknown step count give RAM or disk slots");
+      level_ = p.ram > 0 ? Level::Ram : Level::Disk;
+      return;
+    }
     check_offline_params("storeall", p, 0);
     if (p.ram >= p.steps) {
       level_ = Level::Ram;
@@ -26,8 +34,22 @@ class StoreAllSchedule final : public Schedule {
   }
 
   std::string name() const override { return "storeall"; }
+  bool online() const override { return open_; }
+  void finalize(Step n) override {
+    if (!open_) {
+      Schedule::finalize(n);
+      return;
+    }
+    require(n >= 1, "storeall: the run must have at least one step");
+    params_.steps = n;
+    open_ = false;
+  }
 
   std::optional<Action> next() override {
+    if (open_ && index_ == 0) {
+      ++index_;
+      return Forward{0, kOpenEnd, false, true, level_};
+    }
     const Step n = params_.steps;
     const std::array<Action, 4> stream = {Forward{0, n, false, true, level_}, EndForward{},
                                           Reverse{n, 0, true}, EndReverse{}};
@@ -36,8 +58,10 @@ class StoreAllSchedule final : public Schedule {
   }
 
  private:
+  static constexpr Step kOpenEnd = Step{1} << 62;
   Level level_ = Level::Ram;
   std::size_t index_ = 0;
+  bool open_ = params_.steps == 0;
 };
 
 }  // namespace

@@ -1,0 +1,55 @@
+/* rewind's PETSc front end: the `rewind` TSTrajectory type.
+
+   Programs that link rewind call TSTrajectoryRegisterRewind() once after PetscInitialize();
+   unmodified programs get the type with `-dll_append <build>/lib/librewind.so`, which makes
+   PETSc call PetscDLLibraryRegister_rewind(). Either way, `-ts_trajectory_type rewind` then
+   selects it. Options (all listed by -help):
+
+     -ts_trajectory_max_cps_ram <n>          RAM checkpoints (default: store everything)
+     -ts_trajectory_max_cps_disk <n>         disk checkpoints, -1 = unlimited (default 0)
+     -ts_trajectory_dirname <dir>            directory for the parallel HDF5 checkpoint file
+     -ts_trajectory_keep_files               keep the checkpoint file after the run
+     -ts_trajectory_solution_only            never store stages (each adjoint step recomputes)
+     -ts_trajectory_view / -ts_trajectory_monitor
+     -ts_trajectory_rewind_schedule <name>   auto, revolve, storeall, periodic, ...
+     -ts_trajectory_rewind_write_cost <w>    disk write cost in forward steps (default 1)
+     -ts_trajectory_rewind_read_cost <r>     disk read cost in forward steps (default 1)
+     -ts_trajectory_rewind_async <bool>      disk I/O on a background thread (default true)
+     -ts_trajectory_rewind_ram_bytes <b>     RAM budget in bytes (caps max_cps_ram)
+*/
+#ifndef REWIND_PETSC_TRAJECTORY_H
+#define REWIND_PETSC_TRAJECTORY_H
+
+#include <petscts.h>
+
+#define TSTRAJECTORYREWIND "rewind"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Registers the `rewind` trajectory type. Not collective; safe to call more than once. */
+PetscErrorCode TSTrajectoryRegisterRewind(void);
+
+/* Called by PETSc when librewind.so is loaded with -dll_append. */
+PetscErrorCode PetscDLLibraryRegister_rewind(void);
+
+/* Setters matching the options above (logically collective on the trajectory). */
+PetscErrorCode TSTrajectoryRewindSetSchedule(TSTrajectory, const char[]);
+PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory, PetscReal write_cost, PetscReal read_cost);
+PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory, PetscBool);
+PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory, PetscInt ram, PetscInt disk);
+
+/* Statistics of the last adjoint run on this rank. */
+typedef struct {
+  PetscInt steps, forward_steps, recomputed, adjoint_steps;
+  PetscInt ram_writes, ram_reads, ram_peak, disk_writes, disk_reads, disk_peak;
+  PetscReal bytes_written, io_seconds, io_hidden_seconds, recompute_seconds;
+} TSTrajectoryRewindStats;
+PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

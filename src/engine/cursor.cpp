@@ -1,0 +1,451 @@
+#include "rewind/engine/cursor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <set>
+
+#include "rewind/error.hpp"
+#include "rewind/schedule/registry.hpp"
+#include "rewind/storage/async_store.hpp"
+#include "rewind/tape/tape.hpp"
+
+namespace rwd::engine {
+
+using schedule::Action;
+using schedule::Level;
+using storage::Key;
+using storage::Kind;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::int64_t doubles(const std::vector<Field>& fields) {
+  std::int64_t n = 0;
+  for (const auto& f : fields) n += static_cast<std::int64_t>(f.data.size());
+  return n;
+}
+
+std::vector<storage::FieldView> views(const std::vector<Field>& fields) {
+  std::vector<storage::FieldView> out;
+  out.reserve(fields.size());
+  for (const auto& f : fields) out.push_back({f.name, f.data, f.offset, f.global_size});
+  return out;
+}
+
+}  // namespace
+
+struct Cursor::Impl {
+  Impl(Stepper& s, const EngineConfig& c, std::unique_ptr<schedule::Schedule> given)
+      : stepper(s), config(c) {
+    const auto& p = config.params;
+    require(p.steps >= 0, "the step count must be >= 0 (0 = not known in advance), got " +
+                              std::to_string(p.steps));
+    sched = given ? std::move(given) : schedule::make_schedule(config.schedule, p);
+    name = sched->name();
+    steps = p.steps;
+    require(steps > 0 || sched->online(),
+            "schedule '" + name +
+                "' needs the step count in advance; give it or choose an online schedule");
+    stats.schedule = name;
+    const std::size_t variables = stepper.state().size();
+    require(variables > 0, "the stepper declares no state variables");
+    tape = std::make_unique<tape::Tape>(
+        variables, [this](Step i) { return stepper.access(i); }, steps);
+    open_stores();
+    position = 0;
+    pull_first_sweep();
+  }
+
+  // ---- stores ------------------------------------------------------------------------
+  void open_stores() {
+    storage::StoreConfig rc = config.store;
+    // Preallocate what the run can use; an online run grows on demand past a modest start.
+    const std::int64_t usable = config.params.steps > 0 ? config.params.steps + 1 : 64;
+    rc.capacity = std::min(config.params.ram, usable);
+    rc.slot_doubles = std::max(doubles(stepper.state()), doubles(stepper.pullback()));
+    ram = storage::make_store(config.ram_store, rc);
+    if (config.params.disk != 0) {
+      if (config.async_io) {
+        auto async = storage::make_async_store(config.disk_store, config.store);
+        async_disk = async.get();
+        disk = std::move(async);
+      } else {
+        disk = storage::make_store(config.disk_store, config.store);
+      }
+    }
+  }
+
+  storage::Store& store(Level level) {
+    if (level == Level::Ram) return *ram;
+    if (level == Level::Disk && disk) return *disk;
+    throw Error(ErrorCode::InvalidArgument,
+                "schedule '" + name + "' stores at level " + schedule::to_string(level) +
+                    (level == Level::Disk ? " but the budget has no disk slots; give disk slots"
+                                          : ", which is not a store"));
+  }
+
+  LevelTraffic& traffic(Level level) { return level == Level::Ram ? stats.ram : stats.disk; }
+
+  std::vector<Field> restart_fields(Step n) {
+    const std::vector<Field> all = stepper.state();
+    std::vector<Field> out;
+    for (std::size_t v : tape->restart_set(n)) out.push_back(all[v]);
+    return out;
+  }
+
+  void put(const Key& key, Level level, const std::vector<Field>& fields) {
+    const auto v = views(fields);
+    stepper.on_io(true, true);
+    const auto t0 = Clock::now();
+    store(level).put(key, {v, {}});
+    stats.io_seconds += since(t0);
+    stepper.on_io(true, false);
+    tape->stored(key, level);
+    auto& t = traffic(level);
+    ++t.writes;
+    t.bytes_written += doubles(fields) * static_cast<std::int64_t>(sizeof(double));
+    t.peak = std::max(t.peak, tape->live(level));
+  }
+
+  void get(const Key& key, Level level, const std::vector<Field>& fields) {
+    stepper.on_io(false, true);
+    const auto t0 = Clock::now();
+    store(level).get(key, {fields, {}});
+    stats.io_seconds += since(t0);
+    stepper.on_io(false, false);
+    prefetched.erase(key);
+    stepper.loaded(key.kind == Kind::Restart);
+    auto& t = traffic(level);
+    ++t.reads;
+    t.bytes_read += doubles(fields) * static_cast<std::int64_t>(sizeof(double));
+  }
+
+  void erase(const Key& key, Level level) {
+    const auto t0 = Clock::now();
+    store(level).erase(key);
+    stats.io_seconds += since(t0);
+    tape->freed(key, level);
+  }
+
+  [[noreturn]] void broken(const std::string& what) const {
+    throw Error(ErrorCode::Internal, "schedule '" + name + "': " + what);
+  }
+
+  Action next_action() {
+    if (phase == Phase::Reverse) {
+      // Look ahead so that disk reads the schedule will soon need start early.
+      while (ahead.size() < kLookahead) {
+        auto a = sched->next();
+        if (!a) break;
+        ahead.push_back(*a);
+        if (std::holds_alternative<schedule::EndReverse>(*a)) break;
+      }
+      if (async_disk) prefetch_ahead();
+      if (!ahead.empty()) {
+        const Action a = ahead.front();
+        ahead.pop_front();
+        return a;
+      }
+    }
+    auto a = sched->next();
+    if (!a) broken("the action stream ended before EndReverse");
+    return *a;
+  }
+
+  void prefetch(const Key& key) {
+    if (tape->holds(key, Level::Disk) && !tape->holds(key, Level::Ram) &&
+        prefetched.insert(key).second) {
+      async_disk->prefetch(key);
+    }
+  }
+
+  // Every rank holds the same schedule and tape, so the prefetches are collective.
+  void prefetch_ahead() {
+    for (const Action& a : ahead) {
+      if (const auto* c = std::get_if<schedule::Copy>(&a); c && c->from == Level::Disk) {
+        prefetch({c->n, Kind::Restart});
+      } else if (const auto* m = std::get_if<schedule::Move>(&a);
+                 m && m->from == Level::Disk && m->to != Level::None) {
+        prefetch({m->n, Kind::Restart});
+      } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
+        for (Step i = r->n1 - 1; i >= r->n0 && i > r->n1 - 1 - kPrefetchSteps; --i) {
+          prefetch({i, Kind::Adjoint});
+        }
+      }
+    }
+  }
+
+  // ---- shared action pieces ----------------------------------------------------------
+  void record(Step i, const schedule::Forward& f) {
+    if (!f.write_adj_deps) return;
+    if (f.level == Level::Work) {
+      tape->set_work_adjoint(i);
+    } else {
+      put({i, Kind::Adjoint}, f.level, stepper.pullback());
+    }
+  }
+
+  void transfer(Step n, Level from, Level to, bool move) {
+    const Key key{n, Kind::Restart};
+    if (from == Level::Work) {
+      if (position != n)
+        broken("stores x_" + std::to_string(n) + " but it is not the working state");
+      if (to == Level::Ram || to == Level::Disk) put(key, to, restart_fields(n));
+      if (move) position.reset();
+      return;
+    }
+    if (!tape->holds(key, from)) {
+      broken("reads " + storage::to_string(key) + " from " + schedule::to_string(from) +
+             " where it is not held");
+    }
+    if (to == Level::Work) {
+      if (phase == Phase::FirstSweep) {
+        throw Error(ErrorCode::InvalidArgument,
+                    "schedule '" + name +
+                        "' restores a checkpoint during the first sweep, which a host that owns "
+                        "the time loop cannot do; choose another schedule");
+      }
+      get(key, from, restart_fields(n));
+      position = n;
+    } else if (to == Level::Ram || to == Level::Disk) {
+      std::vector<Field> fields = restart_fields(n);
+      scratch.resize(fields.size());
+      for (std::size_t k = 0; k < fields.size(); ++k) {
+        scratch[k].assign(fields[k].data.size(), 0.0);
+        fields[k].data = scratch[k];
+      }
+      get(key, from, fields);
+      put(key, to, fields);
+    }
+    if (move) erase(key, from);
+  }
+
+  bool transfer_action(const Action& a) {
+    if (const auto* c = std::get_if<schedule::Copy>(&a)) {
+      transfer(c->n, c->from, c->to, false);
+      return true;
+    }
+    if (const auto* m = std::get_if<schedule::Move>(&a)) {
+      transfer(m->n, m->from, m->to, true);
+      return true;
+    }
+    return false;
+  }
+
+  // ---- first sweep -------------------------------------------------------------------
+  // Pulls actions until a Forward from the current position is open, or EndForward.
+  void pull_first_sweep() {
+    while (true) {
+      const Action a = next_action();
+      if (const auto* f = std::get_if<schedule::Forward>(&a)) {
+        if (f->n0 != position) {
+          broken("the first sweep jumps from x_" + std::to_string(position.value_or(-1)) +
+                 " to x_" + std::to_string(f->n0));
+        }
+        if (f->write_ics) put({f->n0, Kind::Restart}, f->level, restart_fields(f->n0));
+        forward = *f;
+        return;
+      }
+      if (std::holds_alternative<schedule::EndForward>(a)) {
+        end_forward_seen = true;
+        return;
+      }
+      if (!transfer_action(a)) broken("reverses before the first sweep ended");
+    }
+  }
+
+  bool record_wanted(Step i) const {
+    if (!forward || !forward->write_adj_deps) return false;
+    return forward->level != Level::Work || i == forward->n1 - 1 || steps == 0;
+  }
+
+  void forward_step_done(Step i) {
+    if (phase != Phase::FirstSweep) broken("a forward step was reported after the first sweep");
+    if (!forward || position != i) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "schedule '" + name + "' was planned for " + std::to_string(steps) +
+                      " steps, but step " + std::to_string(i + 1) +
+                      " was taken; give the exact step count or use an online schedule");
+    }
+    record(i, *forward);
+    ++stats.forward_steps;
+    position = i + 1;
+    if (*position == forward->n1) {
+      forward.reset();
+      pull_first_sweep();
+    }
+  }
+
+  void end_forward(Step n) {
+    if (phase != Phase::FirstSweep) broken("end of the first sweep reported twice");
+    if (position != n)
+      broken("end of the first sweep at x_" + std::to_string(n) + " reported at x_" +
+             std::to_string(position.value_or(-1)));
+    if (steps == 0) {
+      require(n >= 1, "an adjoint run needs at least one step");
+      steps = n;
+      tape->set_steps(n);
+      sched->finalize(n);
+      forward.reset();
+      if (!end_forward_seen) pull_first_sweep();
+    } else if (n != steps) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "schedule '" + name + "' was planned for " + std::to_string(steps) +
+                      " steps, but the forward run ended after " + std::to_string(n) +
+                      "; give the exact step count or use an online schedule");
+    }
+    if (!end_forward_seen) broken("no EndForward at x_" + std::to_string(n));
+    phase = Phase::Reverse;
+    stats.steps = n;
+  }
+
+  // ---- reverse sweep -----------------------------------------------------------------
+  void recompute(const schedule::Forward& f) {
+    if (position != f.n0) {
+      broken("forward from x_" + std::to_string(f.n0) + " but the working state is " +
+             (position ? "x_" + std::to_string(*position) : std::string("not valid")));
+    }
+    if (f.write_ics) put({f.n0, Kind::Restart}, f.level, restart_fields(f.n0));
+    for (Step i = f.n0; i < f.n1; ++i) {
+      const bool want = f.write_adj_deps && (f.level != Level::Work || i == f.n1 - 1);
+      const auto t0 = Clock::now();
+      stepper.forward(i, want);
+      stats.recompute_seconds += since(t0);
+      ++stats.forward_steps;
+      position = i + 1;
+      if (want) record(i, f);
+    }
+  }
+
+  void prepare_adjoint(Step i) {
+    if (phase != Phase::Reverse) broken("adjoint step requested before the first sweep ended");
+    if (i != next_adjoint()) {
+      throw Error(ErrorCode::InvalidArgument, "the adjoint of step " + std::to_string(i) +
+                                                  " was requested, but step " +
+                                                  std::to_string(next_adjoint()) +
+                                                  " is next (adjoint steps run n-1 down to 0)");
+    }
+    while (!reverse) {
+      const Action a = next_action();
+      if (const auto* f = std::get_if<schedule::Forward>(&a)) {
+        recompute(*f);
+      } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
+        if (r->n1 != i + 1)
+          broken("reverses from " + std::to_string(r->n1) + " while step " + std::to_string(i) +
+                 " is next");
+        reverse = *r;
+      } else if (!transfer_action(a)) {
+        broken("ends before the adjoint of step " + std::to_string(i));
+      }
+    }
+    const Key key{i, Kind::Adjoint};
+    if (tape->work_adjoint() != i) {
+      const auto level = tape->find(key);
+      if (!level) broken("reverses step " + std::to_string(i) + " without its adjoint data");
+      get(key, *level, stepper.pullback());
+    }
+  }
+
+  void adjoint_done(Step i) {
+    if (async_disk && reverse && i > reverse->n0) prefetch({i - kPrefetchSteps, Kind::Adjoint});
+    if (!reverse || i != next_adjoint())
+      broken("adjoint step " + std::to_string(i) + " was not prepared");
+    ++stats.adjoint_steps;
+    const Key key{i, Kind::Adjoint};
+    if (reverse->clear_adj_deps) {
+      for (Level l : {Level::Ram, Level::Disk}) {
+        if (tape->holds(key, l)) erase(key, l);
+      }
+      if (tape->work_adjoint() == i) tape->set_work_adjoint(std::nullopt);
+    }
+    adjoint_position = i;
+    if (i == reverse->n0) {
+      reverse.reset();
+      position.reset();
+    }
+  }
+
+  Step next_adjoint() const { return adjoint_position.value_or(steps) - 1; }
+
+  RunStats finish() {
+    if (phase != Phase::Reverse || next_adjoint() != -1) {
+      broken("finished before the adjoint of step 0");
+    }
+    while (true) {
+      const Action a = next_action();
+      if (std::holds_alternative<schedule::EndReverse>(a)) break;
+      if (!transfer_action(a)) broken("acts after the last adjoint step");
+    }
+    if (!tape->entries().empty()) {
+      broken("left " + std::to_string(tape->entries().size()) +
+             " checkpoints stored after EndReverse");
+    }
+    phase = Phase::Done;
+    if (async_disk) {
+      const auto a = async_disk->async_stats();
+      stats.io_hidden_seconds = std::max(0.0, a.hidden_seconds());
+    }
+    return stats;
+  }
+
+  enum class Phase { FirstSweep, Reverse, Done };
+
+  Stepper& stepper;
+  EngineConfig config;
+  std::unique_ptr<schedule::Schedule> sched;
+  std::string name;
+  std::unique_ptr<tape::Tape> tape;
+  std::unique_ptr<storage::Store> ram;
+  std::unique_ptr<storage::Store> disk;
+  storage::AsyncStore* async_disk = nullptr;  // the disk store, if it is asynchronous
+  std::set<Key> prefetched;
+  std::deque<Action> ahead;
+  static constexpr std::size_t kLookahead = 16;  // actions
+  static constexpr Step kPrefetchSteps = 16;     // adjoint steps
+  std::vector<std::vector<double>> scratch;
+  RunStats stats;
+  Step steps = 0;
+  Phase phase = Phase::FirstSweep;
+  std::optional<Step> position;              // the stepper's working state x_position
+  std::optional<schedule::Forward> forward;  // open Forward of the first sweep
+  std::optional<schedule::Reverse> reverse;  // open Reverse of the reverse sweep
+  std::optional<Step> adjoint_position;      // adjoint has run down to this step
+  bool end_forward_seen = false;
+};
+
+Cursor::Cursor(Stepper& stepper, const EngineConfig& config,
+               std::unique_ptr<schedule::Schedule> schedule)
+    : impl_(std::make_unique<Impl>(stepper, config, std::move(schedule))) {}
+Cursor::~Cursor() = default;
+std::string Cursor::schedule_name() const {
+  return impl_->name;
+}
+bool Cursor::record_wanted(Step i) const {
+  return impl_->record_wanted(i);
+}
+void Cursor::forward_step_done(Step i) {
+  impl_->forward_step_done(i);
+}
+void Cursor::end_forward(Step n) {
+  impl_->end_forward(n);
+}
+void Cursor::prepare_adjoint(Step i) {
+  impl_->prepare_adjoint(i);
+}
+void Cursor::adjoint_done(Step i) {
+  impl_->adjoint_done(i);
+}
+RunStats Cursor::finish() {
+  return impl_->finish();
+}
+const RunStats& Cursor::stats() const {
+  return impl_->stats;
+}
+
+}  // namespace rwd::engine

@@ -1,0 +1,57 @@
+#include <cstdio>
+#include <sstream>
+
+#include "rewind/engine/stats.hpp"
+
+namespace rwd::engine {
+
+namespace {
+std::string mib(std::int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+void level_json(std::ostringstream& os, const char* name, const LevelTraffic& t) {
+  os << "\"" << name << "\": {\"writes\": " << t.writes << ", \"reads\": " << t.reads
+     << ", \"bytes_written\": " << t.bytes_written << ", \"bytes_read\": " << t.bytes_read
+     << ", \"peak\": " << t.peak << "}";
+}
+}  // namespace
+
+std::string RunStats::summary() const {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "schedule %s: %lld steps, %lld forward steps (%lld recomputed), %lld adjoint\n"
+                "  RAM:  %lld written, %lld read, peak %lld live, %s written\n"
+                "  disk: %lld written, %lld read, peak %lld live, %s written\n"
+                "  time: forward %.3f s, recompute %.3f s, adjoint %.3f s, I/O wait %.3f s "
+                "(%.3f s hidden), total %.3f s\n",
+                schedule.c_str(), static_cast<long long>(steps),
+                static_cast<long long>(forward_steps), static_cast<long long>(recomputed()),
+                static_cast<long long>(adjoint_steps), static_cast<long long>(ram.writes),
+                static_cast<long long>(ram.reads), static_cast<long long>(ram.peak),
+                mib(ram.bytes_written).c_str(), static_cast<long long>(disk.writes),
+                static_cast<long long>(disk.reads), static_cast<long long>(disk.peak),
+                mib(disk.bytes_written).c_str(), forward_seconds, recompute_seconds,
+                adjoint_seconds, io_seconds, io_hidden_seconds, total_seconds);
+  return buf;
+}
+
+std::string RunStats::json() const {
+  std::ostringstream os;
+  os.precision(9);
+  os << "{\"schedule\": \"" << schedule << "\", \"steps\": " << steps
+     << ", \"forward_steps\": " << forward_steps << ", \"recomputed\": " << recomputed()
+     << ", \"adjoint_steps\": " << adjoint_steps << ", ";
+  level_json(os, "ram", ram);
+  os << ", ";
+  level_json(os, "disk", disk);
+  os << ", \"forward_seconds\": " << forward_seconds
+     << ", \"recompute_seconds\": " << recompute_seconds
+     << ", \"adjoint_seconds\": " << adjoint_seconds << ", \"io_seconds\": " << io_seconds
+     << ", \"io_hidden_seconds\": " << io_hidden_seconds << ", \"total_seconds\": " << total_seconds
+     << "}";
+  return os.str();
+}
+
+}  // namespace rwd::engine

@@ -1,0 +1,627 @@
+// The `rewind` TSTrajectory type. This is the only file that includes PETSc's private TS header:
+// the TSTrajectory ops table and the TS fields a trajectory must restore live there.
+#include <petsc/private/tsimpl.h>
+#include <petscversion.h>
+
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rewind/engine/cursor.hpp"
+#include "rewind/error.hpp"
+#include "rewind/petsc/trajectory.h"
+#include "rewind/schedule/registry.hpp"
+#include "rewind/schedule/simulator.hpp"
+
+#if PETSC_VERSION_LT(3, 18, 0) || PETSC_VERSION_GE(3, 23, 0)
+#error "rewind's trajectory is written against the TSTrajectory ops table of PETSc 3.18-3.22"
+#endif
+
+namespace {
+
+using rwd::Error;
+using rwd::ErrorCode;
+using rwd::engine::Field;
+using rwd::engine::Step;
+namespace rs = rwd::schedule;
+
+// Throws rwd::Error if a PETSc call failed (the PETSc error stack is already printed).
+void check(PetscErrorCode ierr, const char* what) {
+  if (ierr) throw Error(ErrorCode::Internal, std::string("PETSc call failed: ") + what);
+}
+#define REWIND_PETSC(call) check((call), #call)
+
+constexpr std::int64_t kUnlimitedRam = std::int64_t{1} << 40;
+
+struct Options {
+  std::string schedule = "auto";
+  PetscInt max_cps_ram = -1;  // -1: not given (store everything)
+  PetscInt max_cps_disk = 0;  // -1: unlimited
+  PetscReal write_cost = 1.0;
+  PetscReal read_cost = 1.0;
+  PetscBool async = PETSC_TRUE;
+  PetscReal ram_bytes = 0;  // 0: not given
+};
+
+struct Rewind;
+
+// The engine's view of a PETSc TS: the state is vec_sol; a step's adjoint data is its stages
+// plus the solution at its end; recomputing a step is TSStep with the step size it used.
+class TsStepper final : public rwd::engine::Stepper {
+ public:
+  TsStepper(TS ts, Rewind& rw) : ts_(ts), rw_(rw) {}
+
+  std::vector<Field> state() override { return {field("X", ts_->vec_sol)}; }
+
+  std::vector<Field> pullback() override {
+    PetscInt ns = 0;
+    Vec* Y = nullptr;
+    REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+    std::vector<Field> out;
+    bool has_solution = false;
+    for (PetscInt j = 0; j < ns; ++j) {
+      has_solution = has_solution || Y[j] == ts_->vec_sol;
+      out.push_back(field(stage_name(j), Y[j]));
+    }
+    if (!has_solution) out.push_back(field("X", ts_->vec_sol));
+    return out;
+  }
+
+  void loaded(bool restart) override {
+    REWIND_PETSC(PetscObjectStateIncrease((PetscObject)ts_->vec_sol));
+    if (!restart) {
+      PetscInt ns = 0;
+      Vec* Y = nullptr;
+      REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+      for (PetscInt j = 0; j < ns; ++j) REWIND_PETSC(PetscObjectStateIncrease((PetscObject)Y[j]));
+    } else {
+      ts_->steprestart = PETSC_TRUE;  // first-same-as-last methods must not reuse a stale stage
+    }
+  }
+
+  void forward(Step i, bool record) override;
+  void adjoint(Step) override {
+    throw Error(ErrorCode::Internal, "rewind: PETSc runs the adjoint steps itself");
+  }
+
+ private:
+  std::string stage_name(PetscInt j) const { return "Y" + std::to_string(j); }
+
+  Field field(const std::string& name, Vec v) {
+    PetscScalar* a = nullptr;
+    PetscInt n = 0, lo = 0, hi = 0, N = 0;
+    REWIND_PETSC(VecGetLocalSize(v, &n));
+    REWIND_PETSC(VecGetOwnershipRange(v, &lo, &hi));
+    REWIND_PETSC(VecGetSize(v, &N));
+    REWIND_PETSC(VecGetArray(v, &a));
+    PetscScalar* keep = a;
+    REWIND_PETSC(VecRestoreArray(v, &a));  // standard vectors keep their array; see loaded()
+    return {*names_.insert(name).first,
+            std::span<double>(reinterpret_cast<double*>(keep), static_cast<std::size_t>(n)), lo, N};
+  }
+
+  TS ts_;
+  Rewind& rw_;
+  std::set<std::string> names_;  // stable storage for field names
+};
+
+struct Rewind {
+  Options opt;
+  std::unique_ptr<TsStepper> stepper;
+  std::unique_ptr<rwd::engine::Cursor> cursor;
+  std::vector<PetscReal> times;     // t_k for k = 0..last_set
+  std::vector<PetscReal> proposed;  // the step size TS proposed at set(k)
+  std::vector<PetscReal> dts;       // the exact size of step k (t_k -> t_{k+1})
+  PetscInt last_set = -1;
+  PetscInt prepared = -1;  // the adjoint step whose data the cursor prepared
+  bool forward_ended = false;
+  rs::ScheduleParams params;
+  std::string schedule;
+  rwd::engine::RunStats stats;
+  bool have_stats = false;
+};
+
+PetscLogEvent ev_plan = 0, ev_recompute = 0;
+
+void TsStepper::forward(Step i, bool) {
+  // Recompute step i from x_i (already in vec_sol) with the exact step size it used.
+  REWIND_PETSC(PetscLogEventBegin(ev_recompute, 0, 0, 0, 0));
+  const TSConvergedReason reason = ts_->reason;
+  const auto k = static_cast<std::size_t>(i);
+  ts_->steps = static_cast<PetscInt>(i);
+  ts_->ptime = rw_.times[k];
+  ts_->ptime_prev = k > 0 ? rw_.times[k - 1] : rw_.times[0];
+  REWIND_PETSC(TSSetTimeStep(ts_, rw_.dts[k]));
+  ts_->reason = TS_CONVERGED_ITERATING;
+  TSAdapt adapt = nullptr;
+  REWIND_PETSC(TSGetAdapt(ts_, &adapt));
+  const PetscBool always_accept = adapt->always_accept;
+  REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));
+  REWIND_PETSC(TSStep(ts_));
+  REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, always_accept));
+  if (ts_->reason < 0) {
+    throw Error(ErrorCode::Internal, "rewind: recomputing step " + std::to_string(i) + " failed (" +
+                                         TSConvergedReasons[ts_->reason] + ")");
+  }
+  if (ts_->ptime != rw_.times[k + 1]) {
+    throw Error(ErrorCode::Internal, "rewind: recomputed step " + std::to_string(i) +
+                                         " ended at t = " + std::to_string(ts_->ptime) +
+                                         ", the forward run at " +
+                                         std::to_string(rw_.times[k + 1]));
+  }
+  REWIND_PETSC(TSPostStep(ts_));
+  ts_->reason = reason;
+  REWIND_PETSC(PetscLogEventEnd(ev_recompute, 0, 0, 0, 0));
+}
+
+Rewind& data(TSTrajectory tj) {
+  return *static_cast<Rewind*>(tj->data);
+}
+
+// The number of steps TSSolve will take with a fixed step (adapter "none"), replaying its
+// arithmetic: ptime += time_step, and MATCHSTEP's clipping in TSAdaptChoose.
+PetscInt planned_steps(TS ts) {
+  PetscReal t = ts->ptime, dt = ts->time_step;
+  PetscInt k = ts->steps;
+  if (k >= ts->max_steps || t >= ts->max_time) return 0;
+  while (true) {
+    t += dt;
+    ++k;
+    if (k >= ts->max_steps || t >= ts->max_time) break;
+    if (ts->exact_final_time == TS_EXACTFINALTIME_MATCHSTEP && t + dt >= ts->max_time) {
+      const PetscReal rest = ts->max_time - t;
+      if (rest > PETSC_SMALL) {
+        dt = rest;
+      } else {
+        break;
+      }
+    }
+  }
+  return k - ts->steps;
+}
+
+bool adaptive(TS ts) {
+  TSAdapt adapt = nullptr;
+  REWIND_PETSC(TSGetAdapt(ts, &adapt));
+  PetscBool none = PETSC_FALSE;
+  REWIND_PETSC(PetscObjectTypeCompare((PetscObject)adapt, TSADAPTNONE, &none));
+  return !none;
+}
+
+bool stores_adjoint_data(const std::string& name, const rs::ScheduleParams& p) {
+  auto s = rs::make_schedule(name, p);
+  bool found = false;
+  rs::simulate(*s, p, [&](const rs::Action& a) {
+    if (const auto* f = std::get_if<rs::Forward>(&a)) {
+      found = found || (f->write_adj_deps && f->level != rs::Level::Work);
+    }
+  });
+  return found;
+}
+
+void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
+  Rewind& rw = data(tj);
+  rw.cursor.reset();
+  rw.have_stats = false;
+  rw.times.assign(1, t0);
+  rw.proposed.assign(1, ts->time_step);
+  rw.dts.clear();
+  rw.last_set = 0;
+  rw.prepared = -1;
+  rw.forward_ended = false;
+  if (!tj->adjoint_solve_mode) {
+    throw Error(ErrorCode::InvalidArgument,
+                "-ts_trajectory_type rewind serves adjoint solves only; use -ts_trajectory_type "
+                "memory for other uses of the trajectory");
+  }
+  rw.stepper = std::make_unique<TsStepper>(ts, rw);
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+
+  rs::ScheduleParams& p = rw.params;
+  p = rs::ScheduleParams{};
+  p.steps = adaptive(ts) ? 0 : planned_steps(ts);
+  p.write_cost = rw.opt.write_cost;
+  p.read_cost = rw.opt.read_cost;
+  p.disk = rw.opt.max_cps_disk < 0 ? rs::kUnlimited : rw.opt.max_cps_disk;
+  const bool budget_given = rw.opt.max_cps_ram >= 0 || rw.opt.ram_bytes > 0;
+  p.ram = rw.opt.max_cps_ram >= 0 ? rw.opt.max_cps_ram : (p.steps > 0 ? p.steps : kUnlimitedRam);
+  if (rw.opt.ram_bytes > 0) {
+    // Every rank must plan the same schedule: size slots by the largest local state.
+    PetscInt n = 0;
+    REWIND_PETSC(VecGetLocalSize(ts->vec_sol, &n));
+    long long local = static_cast<long long>(n) * 8, largest = 0;
+    MPI_Allreduce(&local, &largest, 1, MPI_LONG_LONG, MPI_MAX, comm);
+    const std::int64_t slots =
+        largest > 0 ? static_cast<std::int64_t>(rw.opt.ram_bytes / static_cast<double>(largest))
+                    : kUnlimitedRam;
+    rwd::require(slots >= 1, "-ts_trajectory_rewind_ram_bytes " +
+                                 std::to_string(static_cast<long long>(rw.opt.ram_bytes)) +
+                                 " holds no checkpoint of " + std::to_string(largest) +
+                                 " bytes; raise it");
+    p.ram = rw.opt.max_cps_ram >= 0 ? std::min<std::int64_t>(p.ram, slots) : slots;
+  }
+  if (p.steps > 0 && p.ram > p.steps) p.ram = p.steps;  // more slots than steps are of no use
+
+  std::string name = rw.opt.schedule;
+  if (name == "auto") {
+    if (!budget_given && p.disk == 0 && !tj->solution_only) {
+      name = "storeall";
+    } else if (p.steps == 0) {
+      name = rs::ScheduleRegistry::instance().choose(p);
+    } else if (tj->solution_only) {
+      // Choose among the schedules that never store stages.
+      double best = 0;
+      std::string chosen;
+      for (const auto& e : rs::ScheduleRegistry::instance().list()) {
+        try {
+          if (stores_adjoint_data(e.name, p)) continue;
+          auto s = rs::make_schedule(e.name, p);
+          const double cost = rs::simulate(*s, p).cost;
+          if (chosen.empty() || cost < best) {
+            chosen = e.name;
+            best = cost;
+          }
+        } catch (const Error&) {
+        }
+      }
+      rwd::require(!chosen.empty(), "no schedule fits " + rs::describe(p) +
+                                        " without storing stages; raise "
+                                        "-ts_trajectory_max_cps_ram or drop "
+                                        "-ts_trajectory_solution_only");
+      name = chosen;
+    } else {
+      name = rs::ScheduleRegistry::instance().choose(p);
+    }
+  } else if (tj->solution_only && p.steps > 0 && stores_adjoint_data(name, p)) {
+    throw Error(ErrorCode::InvalidArgument,
+                "-ts_trajectory_rewind_schedule " + name +
+                    " stores stages, which -ts_trajectory_solution_only forbids; choose another "
+                    "schedule or drop -ts_trajectory_solution_only");
+  }
+  rw.schedule = name;
+
+  rwd::engine::EngineConfig config;
+  config.schedule = name;
+  config.params = p;
+  config.async_io = rw.opt.async;
+  config.store.comm = comm;
+  config.store.directory = tj->dirname ? tj->dirname : ".";
+  config.store.keep_files = tj->keepfiles;
+  config.store.label = "ts";
+  REWIND_PETSC(PetscLogEventBegin(ev_plan, 0, 0, 0, 0));
+  rw.cursor = std::make_unique<rwd::engine::Cursor>(*rw.stepper, config);
+  REWIND_PETSC(PetscLogEventEnd(ev_plan, 0, 0, 0, 0));
+}
+
+// Completes the run once the adjoint of step 0 has been prepared (PETSc has run it by the time
+// it calls get() after its loop, or views the trajectory). A reverse sweep split over several
+// TSAdjointSolve calls (TSAdjointSetSteps) keeps its cursor until then.
+void finish_run(TSTrajectory tj) {
+  Rewind& rw = data(tj);
+  if (!rw.cursor || rw.prepared != 0) return;
+  rw.cursor->adjoint_done(0);
+  rw.stats = rw.cursor->finish();
+  rw.have_stats = true;
+  tj->recomps = static_cast<PetscInt>(rw.stats.recomputed());
+  tj->diskreads = static_cast<PetscInt>(rw.stats.disk.reads);
+  tj->diskwrites = static_cast<PetscInt>(rw.stats.disk.writes);
+  rw.cursor.reset();
+  rw.prepared = -1;
+}
+
+void set(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time) {
+  Rewind& rw = data(tj);
+  if (stepnum == 0) {
+    if (rw.last_set == 0 && rw.cursor && rw.times.size() == 1) return;  // repeated set(0)
+    start_run(tj, ts, time);
+    return;
+  }
+  if (!rw.cursor || stepnum == rw.last_set) return;
+  if (stepnum != rw.last_set + 1 || rw.forward_ended) {
+    throw Error(ErrorCode::InvalidArgument,
+                "rewind: TSTrajectorySet for step " + std::to_string(stepnum) + " after step " +
+                    std::to_string(rw.last_set) + "; steps must be recorded in order from 0");
+  }
+  const auto k = static_cast<std::size_t>(stepnum);
+  rw.times.push_back(time);
+  // The exact size step k-1 used: what TS proposed at set(k-1), if it lands on t_k.
+  const PetscReal guess = rw.proposed[k - 1];
+  rw.dts.push_back(rw.times[k - 1] + guess == time ? guess : time - rw.times[k - 1]);
+  rw.proposed.push_back(ts->time_step);
+  rw.cursor->forward_step_done(stepnum - 1);
+  rw.last_set = stepnum;
+  if (ts->reason) {
+    rw.cursor->end_forward(stepnum);
+    rw.forward_ended = true;
+  }
+}
+
+void get(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* t) {
+  Rewind& rw = data(tj);
+  if (ts->reason) {  // after TSAdjointSolve's loop: the adjoint of step 0 is done
+    finish_run(tj);
+    *t = ts->ptime;
+    return;
+  }
+  if (!rw.cursor) {
+    throw Error(ErrorCode::InvalidArgument,
+                "rewind: TSTrajectoryGet without a recorded forward run (call TSSolve first)");
+  }
+  if (!rw.forward_ended) {
+    rw.cursor->end_forward(rw.last_set);
+    rw.forward_ended = true;
+  }
+  rwd::require(stepnum >= 1 && stepnum <= rw.last_set, "rewind: TSTrajectoryGet for step " +
+                                                           std::to_string(stepnum) + " of " +
+                                                           std::to_string(rw.last_set));
+  if (rw.prepared >= 0) rw.cursor->adjoint_done(rw.prepared);
+  rw.cursor->prepare_adjoint(stepnum - 1);
+  rw.prepared = stepnum - 1;
+  const auto k = static_cast<std::size_t>(stepnum);
+  ts->steps = stepnum;
+  ts->ptime = rw.times[k];
+  ts->ptime_prev = rw.times[k - 1];
+  REWIND_PETSC(TSSetTimeStep(ts, rw.times[k - 1] - rw.times[k]));
+  *t = rw.times[k];
+}
+
+std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
+  PetscBool ascii = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(0);
+  PetscCallCXX(finish_run(tj));
+  Rewind& rw = data(tj);
+  const auto& p = rw.params;
+  std::string disk = p.disk == rs::kUnlimited ? "unlimited" : std::to_string(p.disk);
+  std::string ram = p.ram >= kUnlimitedRam ? "unlimited" : std::to_string(p.ram);
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n", rw.schedule.c_str(),
+      ram.c_str(), disk.c_str(), p.steps == 0 ? " (online: step count not known in advance)" : ""));
+  if (!rw.have_stats) {
+    if (rw.cursor && rw.prepared > 0) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    adjoint in progress: %lld of %lld steps done\n",
+                                       (long long)(rw.last_set - rw.prepared),
+                                       (long long)rw.last_set));
+    } else {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    no completed adjoint run yet\n"));
+    }
+    PetscFunctionReturn(0);
+  }
+  const auto& s = rw.stats;
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
+      (long long)s.steps, (long long)s.forward_steps, (long long)s.recomputed(),
+      (long long)s.adjoint_steps));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    RAM checkpoints: %lld written, %lld read, peak %lld (budget %s)\n",
+      (long long)s.ram.writes, (long long)s.ram.reads, (long long)s.ram.peak, ram.c_str()));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    disk checkpoints: %lld written, %lld read, peak %lld (budget %s)\n",
+      (long long)s.disk.writes, (long long)s.disk.reads, (long long)s.disk.peak, disk.c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "    bytes written: RAM %s, disk %s (this rank)\n",
+                                   mib((double)s.ram.bytes_written).c_str(),
+                                   mib((double)s.disk.bytes_written).c_str()));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
+      s.recompute_seconds, s.io_seconds, s.io_hidden_seconds));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode set_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time, Vec) {
+  PetscFunctionBegin;
+  PetscCallCXX(set(tj, ts, stepnum, time));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode get_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* t) {
+  PetscFunctionBegin;
+  PetscCallCXX(get(tj, ts, stepnum, t));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode reset_op(TSTrajectory tj) {
+  PetscFunctionBegin;
+  Rewind& rw = data(tj);
+  rw.cursor.reset();
+  rw.prepared = -1;
+  rw.last_set = -1;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode destroy_op(TSTrajectory tj) {
+  PetscFunctionBegin;
+  delete static_cast<Rewind*>(tj->data);
+  tj->data = nullptr;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode setfromoptions_op(TSTrajectory tj, PetscOptionItems* PetscOptionsObject) {
+  Rewind& rw = data(tj);
+  Options& o = rw.opt;
+  char schedule[256];
+  PetscBool flg = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "rewind trajectory options (adjoint checkpointing)");
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_max_cps_ram", "Checkpoints in RAM (default: store every step)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_ram, &o.max_cps_ram, NULL));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_max_cps_disk", "Checkpoints on disk in parallel HDF5 (-1: unlimited)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_disk, &o.max_cps_disk, NULL));
+  PetscCall(PetscStrncpy(schedule, o.schedule.c_str(), sizeof schedule));
+  const std::string names = rs::ScheduleRegistry::instance().names();
+  const std::string help = "Checkpoint schedule: " + names;
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_schedule", help.c_str(),
+                               "TSTrajectoryRewindSetSchedule", schedule, schedule, sizeof schedule,
+                               &flg));
+  PetscCall(PetscOptionsReal("-ts_trajectory_rewind_write_cost",
+                             "Cost of one disk checkpoint write, in forward steps",
+                             "TSTrajectoryRewindSetCosts", o.write_cost, &o.write_cost, NULL));
+  PetscCall(PetscOptionsReal("-ts_trajectory_rewind_read_cost",
+                             "Cost of one disk checkpoint read, in forward steps",
+                             "TSTrajectoryRewindSetCosts", o.read_cost, &o.read_cost, NULL));
+  PetscCall(PetscOptionsBool("-ts_trajectory_rewind_async",
+                             "Write and read disk checkpoints on a background thread",
+                             "TSTrajectoryRewindSetAsync", o.async, &o.async, NULL));
+  PetscCall(PetscOptionsReal(
+      "-ts_trajectory_rewind_ram_bytes", "RAM budget for checkpoints in bytes (0: none)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.ram_bytes, &o.ram_bytes, NULL));
+  PetscOptionsHeadEnd();
+  MPI_Comm comm = PetscObjectComm((PetscObject)tj);
+  if (flg) {
+    PetscCheck(rs::ScheduleRegistry::instance().contains(schedule), comm,
+               PETSC_ERR_ARG_UNKNOWN_TYPE,
+               "-ts_trajectory_rewind_schedule %s is not a rewind schedule; choose one of: %s",
+               schedule, names.c_str());
+    o.schedule = schedule;
+  }
+  PetscCheck(o.max_cps_ram == -1 || o.max_cps_ram >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_max_cps_ram must be >= 1 (it counts the checkpoint of the initial "
+             "state), got %" PetscInt_FMT,
+             o.max_cps_ram);
+  PetscCheck(o.max_cps_disk >= -1, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_max_cps_disk must be >= 0, or -1 for unlimited, got %" PetscInt_FMT,
+             o.max_cps_disk);
+  PetscCheck(o.write_cost >= 0 && o.read_cost >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_write_cost and -ts_trajectory_rewind_read_cost must be >= 0");
+  PetscCheck(o.ram_bytes >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_ram_bytes must be >= 0");
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode setup_op(TSTrajectory tj, TS) {
+  PetscFunctionBegin;
+  if (tj->dirname && data(tj).opt.max_cps_disk != 0) {
+    // Make the checkpoint directory if it is missing (rank 0), then agree it is usable.
+    MPI_Comm comm = PetscObjectComm((PetscObject)tj);
+    PetscMPIInt rank = 0;
+    PetscCallMPI(MPI_Comm_rank(comm, &rank));
+    PetscBool exists = PETSC_FALSE;
+    if (rank == 0) {
+      PetscCall(PetscTestDirectory(tj->dirname, 'w', &exists));
+      if (!exists) {
+        PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+        const PetscErrorCode ierr = PetscMkdir(tj->dirname);
+        PetscCall(PetscPopErrorHandler());
+        if (!ierr) PetscCall(PetscTestDirectory(tj->dirname, 'w', &exists));
+      }
+    }
+    PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));
+    PetscCheck(exists, comm, PETSC_ERR_FILE_OPEN,
+               "-ts_trajectory_dirname %s is not a writable directory and could not be created; "
+               "give a writable directory",
+               tj->dirname);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode create(TSTrajectory tj, TS) {
+  PetscFunctionBegin;
+  tj->data = new Rewind();
+  tj->ops->set = set_op;
+  tj->ops->get = get_op;
+  tj->ops->view = view;
+  tj->ops->reset = reset_op;
+  tj->ops->destroy = destroy_op;
+  tj->ops->setfromoptions = setfromoptions_op;
+  tj->ops->setup = setup_op;
+  PetscFunctionReturn(0);
+}
+
+bool is_rewind(TSTrajectory tj) {
+  PetscBool same = PETSC_FALSE;
+  return !PetscObjectTypeCompare((PetscObject)tj, TSTRAJECTORYREWIND, &same) && same;
+}
+
+}  // namespace
+
+extern "C" {
+
+PetscErrorCode TSTrajectoryRegisterRewind(void) {
+  static PetscBool registered = PETSC_FALSE;
+  PetscFunctionBegin;
+  if (registered) PetscFunctionReturn(0);
+  registered = PETSC_TRUE;
+  PetscCall(TSTrajectoryRegister(TSTRAJECTORYREWIND, create));
+  PetscCall(PetscLogEventRegister("RewindPlan", TSTRAJECTORY_CLASSID, &ev_plan));
+  PetscCall(PetscLogEventRegister("RewindRecompute", TSTRAJECTORY_CLASSID, &ev_recompute));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PetscDLLibraryRegister_rewind(void) {
+  return TSTrajectoryRegisterRewind();
+}
+
+PetscErrorCode TSTrajectoryRewindSetSchedule(TSTrajectory tj, const char name[]) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(rs::ScheduleRegistry::instance().contains(name), PetscObjectComm((PetscObject)tj),
+             PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown rewind schedule %s; choose one of: %s", name,
+             rs::ScheduleRegistry::instance().names().c_str());
+  data(tj).opt.schedule = name;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory tj, PetscReal write_cost,
+                                          PetscReal read_cost) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(write_cost >= 0 && read_cost >= 0, PetscObjectComm((PetscObject)tj),
+             PETSC_ERR_ARG_OUTOFRANGE, "disk write and read costs must be >= 0");
+  data(tj).opt.write_cost = write_cost;
+  data(tj).opt.read_cost = read_cost;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory tj, PetscBool async) {
+  PetscFunctionBegin;
+  if (is_rewind(tj)) data(tj).opt.async = async;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory tj, PetscInt ram, PetscInt disk) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(ram == -1 || ram >= 1, PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "RAM checkpoints must be >= 1 (or -1: store every step), got %" PetscInt_FMT, ram);
+  PetscCheck(disk >= -1, PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "disk checkpoints must be >= 0 (or -1: unlimited), got %" PetscInt_FMT, disk);
+  data(tj).opt.max_cps_ram = ram;
+  data(tj).opt.max_cps_disk = disk;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindStats* out) {
+  PetscFunctionBegin;
+  PetscCheck(is_rewind(tj), PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_WRONG,
+             "the trajectory is not of type rewind");
+  PetscCallCXX(finish_run(tj));
+  const auto& s = data(tj).stats;
+  out->steps = (PetscInt)s.steps;
+  out->forward_steps = (PetscInt)s.forward_steps;
+  out->recomputed = (PetscInt)s.recomputed();
+  out->adjoint_steps = (PetscInt)s.adjoint_steps;
+  out->ram_writes = (PetscInt)s.ram.writes;
+  out->ram_reads = (PetscInt)s.ram.reads;
+  out->ram_peak = (PetscInt)s.ram.peak;
+  out->disk_writes = (PetscInt)s.disk.writes;
+  out->disk_reads = (PetscInt)s.disk.reads;
+  out->disk_peak = (PetscInt)s.disk.peak;
+  out->bytes_written = (PetscReal)(s.ram.bytes_written + s.disk.bytes_written);
+  out->io_seconds = s.io_seconds;
+  out->io_hidden_seconds = s.io_hidden_seconds;
+  out->recompute_seconds = s.recompute_seconds;
+  PetscFunctionReturn(0);
+}
+
+}  // extern "C"

@@ -1,0 +1,218 @@
+// Engine tests under MPI (1, 2, 4 ranks): for every registered schedule that accepts a budget,
+// the gradient is bitwise identical to store-all, on RAM and on disk; gradients pass a Taylor
+// test; the tape stores exactly what a restart needs.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "rewind/engine/engine.hpp"
+#include "rewind/error.hpp"
+#include "rewind/schedule/registry.hpp"
+#include "rewind/schedule/simulator.hpp"
+#include "steppers.hpp"
+
+namespace rwd::testing {
+namespace {
+
+using engine::Engine;
+using engine::EngineConfig;
+using engine::RunStats;
+using schedule::kUnlimited;
+
+constexpr Step kSteps = 30;
+
+struct Case {
+  const char* name;
+  std::function<std::unique_ptr<TestStepper>(const Ring&)> make;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
+
+const Case kCases[] = {
+    {"lorenz96_rk4", [](const Ring& r) { return std::make_unique<Lorenz96Rk4>(r, 0.01); }},
+    {"diffusion_decay", [](const Ring& r) { return std::make_unique<DiffusionDecay>(r, 0.05); }},
+    {"lorenz96_leapfrog",
+     [](const Ring& r) { return std::make_unique<Lorenz96Leapfrog>(r, 0.005); }},
+};
+
+std::string scratch_dir() {
+  const auto dir = std::filesystem::temp_directory_path() / "rewind-engine-test";
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+EngineConfig config(const std::string& schedule, std::int64_t ram, std::int64_t disk) {
+  EngineConfig c;
+  c.schedule = schedule;
+  c.params.steps = kSteps;
+  c.params.ram = ram;
+  c.params.disk = disk;
+  c.params.write_cost = 0.5;
+  c.params.read_cost = 0.5;
+  c.store.comm = MPI_COMM_WORLD;
+  c.store.directory = scratch_dir();
+  c.store.label = "engine-test";
+  return c;
+}
+
+std::pair<std::vector<double>, RunStats> adjoint(TestStepper& s, const EngineConfig& c) {
+  s.reset(0.0);
+  Engine engine(s, c);
+  RunStats stats = engine.run();
+  return {s.gradient(), stats};
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// All ranks must agree a check passed.
+bool all_ranks(bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+class EngineGradients : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EngineGradients, EveryScheduleIsBitwiseStoreAll) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = GetParam().make(ring);
+  const auto [reference, ref_stats] = adjoint(*stepper, config("storeall", kSteps, 0));
+  ASSERT_EQ(ref_stats.recomputed(), 0);
+  ASSERT_EQ(ref_stats.adjoint_steps, kSteps);
+
+  struct Budget {
+    std::int64_t ram, disk;
+  };
+  int tried = 0;
+  for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
+    for (const Budget b :
+         {Budget{3, 0}, Budget{8, 0}, Budget{14, 0}, Budget{2, 6}, Budget{1, kUnlimited}}) {
+      const EngineConfig c = config(info.name, b.ram, b.disk);
+      try {
+        schedule::make_schedule(info.name, c.params);
+      } catch (const Error&) {
+        continue;  // this schedule does not accept this budget
+      }
+      ++tried;
+      const auto [g, stats] = adjoint(*stepper, c);
+      const std::string what = GetParam().name + std::string(" ") + info.name +
+                               " ram=" + std::to_string(b.ram) + " disk=" + std::to_string(b.disk);
+      EXPECT_TRUE(all_ranks(bitwise_equal(g, reference))) << what;
+      EXPECT_EQ(stats.adjoint_steps, kSteps) << what;
+      EXPECT_LE(stats.ram.peak, b.ram) << what;
+      if (b.disk != kUnlimited) {
+        EXPECT_LE(stats.disk.peak, b.disk) << what;
+      }
+      if (info.name == "revolve" && b.ram < kSteps) {
+        EXPECT_GT(stats.recomputed(), 0) << what;
+      }
+    }
+  }
+  EXPECT_GE(tried, 6);
+}
+
+TEST_P(EngineGradients, TaylorRemainderIsSecondOrder) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = GetParam().make(ring);
+  adjoint(*stepper, config("revolve", 4, 0));
+  const double dj = stepper->directional_derivative();
+  stepper->reset(0.0);
+  stepper->run_forward(kSteps);
+  const double j0 = stepper->objective();
+  // Remainders for the adjoint gradient and, to show the test can tell, for one 10% off.
+  std::vector<double> right, wrong;
+  for (double h = 1e-2; h > 1e-3; h /= 2) {
+    stepper->reset(h);
+    stepper->run_forward(kSteps);
+    const double j1 = stepper->objective();
+    right.push_back(std::abs(j1 - j0 - h * dj));
+    wrong.push_back(std::abs(j1 - j0 - h * dj * 1.1));
+  }
+  for (std::size_t k = 1; k < right.size(); ++k) {
+    const double order = std::log2(right[k - 1] / right[k]);
+    EXPECT_NEAR(order, 2.0, 0.1) << GetParam().name << " remainders " << right[k - 1] << " "
+                                 << right[k];
+  }
+  EXPECT_LT(std::log2(wrong[wrong.size() - 2] / wrong.back()), 1.5) << GetParam().name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Steppers, EngineGradients, ::testing::ValuesIn(kCases),
+                         [](const auto& p) { return std::string(p.param.name); });
+
+TEST(Tape, RestartSetsFollowDeclaredAccesses) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  DiffusionDecay diffusion(ring, 0.05);
+  tape::Tape t1(
+      2, [&](Step i) { return diffusion.access(i); }, kSteps);
+  EXPECT_EQ(t1.restart_set(0), std::vector<std::size_t>{0});  // p is never overwritten
+  EXPECT_EQ(t1.restart_set(17), std::vector<std::size_t>{0});
+  Lorenz96Leapfrog leapfrog(ring, 0.005);
+  tape::Tape t2(
+      2, [&](Step i) { return leapfrog.access(i); }, kSteps);
+  EXPECT_EQ(t2.restart_set(0), std::vector<std::size_t>{1});  // u_prev is not read by step 0
+  EXPECT_EQ(t2.restart_set(1), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(t2.restart_set(29), (std::vector<std::size_t>{0, 1}));
+  tape::Tape online(
+      2, [&](Step i) { return leapfrog.access(i); }, 0);
+  EXPECT_EQ(online.restart_set(5), (std::vector<std::size_t>{0, 1}));
+}
+
+TEST(Engine, StoresOnlyTheRestartSet) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  DiffusionDecay diffusion(ring, 0.05);
+  const auto [g, stats] = adjoint(diffusion, config("revolve", 5, 0));
+  // Restart checkpoints hold x only (p is a parameter); adjoint data is in WORK.
+  EXPECT_EQ(stats.ram.bytes_written, stats.ram.writes * ring.local() * 8);
+}
+
+TEST(Engine, StatisticsMatchTheSimulator) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const EngineConfig c = config("revolve", 4, 0);
+  auto sched = schedule::make_schedule("revolve", c.params);
+  const auto sim = schedule::simulate(*sched, c.params);
+  const auto [g, stats] = adjoint(l96, c);
+  EXPECT_EQ(stats.forward_steps, sim.fwd_total);
+  EXPECT_EQ(stats.ram.writes, sim.ram.writes);
+  EXPECT_EQ(stats.ram.reads, sim.ram.reads);
+  EXPECT_EQ(stats.ram.peak, sim.ram.peak);
+  EXPECT_NE(stats.json().find("\"recomputed\": " + std::to_string(sim.recomputed())),
+            std::string::npos);
+  EXPECT_NE(stats.summary().find("schedule revolve: 30 steps"), std::string::npos);
+}
+
+TEST(Engine, BadInputIsAClearErrorOnEveryRank) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  auto expect_error = [&](EngineConfig c, const std::string& needle) {
+    std::string what;
+    try {
+      Engine engine(l96, c);
+      engine.run();
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    EXPECT_TRUE(all_ranks(what.find(needle) != std::string::npos))
+        << "expected '" << needle << "', got '" << what << "'";
+  };
+  expect_error(config("revolve", 0, 0), "RAM slots must be >= 1");
+  expect_error(config("nosuch", 3, 0), "unknown schedule 'nosuch'");
+  EngineConfig online = config("revolve", 3, 0);
+  online.params.steps = 0;
+  expect_error(online, "step count");
+  EngineConfig missing_dir = config("storeall", 1, kUnlimited);
+  missing_dir.store.directory = "/nonexistent/rewind-dir";
+  expect_error(missing_dir, "/nonexistent/rewind-dir");
+}
+
+}  // namespace
+}  // namespace rwd::testing
