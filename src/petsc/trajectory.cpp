@@ -83,6 +83,7 @@ class TsStepper final : public rwd::engine::Stepper {
   }
 
   void forward(Step i, bool record) override;
+  void on_io(bool write, bool begin) override;
   void adjoint(Step) override {
     throw Error(ErrorCode::Internal, "rewind: PETSc runs the adjoint steps itself");
   }
@@ -124,7 +125,12 @@ struct Rewind {
   bool have_stats = false;
 };
 
-PetscLogEvent ev_plan = 0, ev_recompute = 0;
+PetscLogEvent ev_plan = 0, ev_recompute = 0, ev_store = 0, ev_load = 0;
+
+void TsStepper::on_io(bool write, bool begin) {
+  const PetscLogEvent e = write ? ev_store : ev_load;
+  REWIND_PETSC(begin ? PetscLogEventBegin(e, 0, 0, 0, 0) : PetscLogEventEnd(e, 0, 0, 0, 0));
+}
 
 void TsStepper::forward(Step i, bool) {
   // Recompute step i from x_i (already in vec_sol) with the exact step size it used.
@@ -555,6 +561,8 @@ PetscErrorCode TSTrajectoryRegisterRewind(void) {
   PetscCall(TSTrajectoryRegister(TSTRAJECTORYREWIND, create));
   PetscCall(PetscLogEventRegister("RewindPlan", TSTRAJECTORY_CLASSID, &ev_plan));
   PetscCall(PetscLogEventRegister("RewindRecompute", TSTRAJECTORY_CLASSID, &ev_recompute));
+  PetscCall(PetscLogEventRegister("RewindStore", TSTRAJECTORY_CLASSID, &ev_store));
+  PetscCall(PetscLogEventRegister("RewindLoad", TSTRAJECTORY_CLASSID, &ev_load));
   PetscFunctionReturn(0);
 }
 
