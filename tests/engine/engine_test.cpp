@@ -10,6 +10,11 @@
 #include <functional>
 #include <memory>
 
+#include <sys/resource.h>
+
+#include <csignal>
+#include <fstream>
+
 #include "rewind/engine/engine.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
@@ -212,6 +217,106 @@ TEST(Engine, BadInputIsAClearErrorOnEveryRank) {
   EngineConfig missing_dir = config("storeall", 1, kUnlimited);
   missing_dir.store.directory = "/nonexistent/rewind-dir";
   expect_error(missing_dir, "/nonexistent/rewind-dir");
+}
+
+// Runs `c` expecting an rwd::Error on every rank whose message contains `needle`; afterwards no
+// checkpoint file may be left in the store's directory.
+void expect_failed_run(TestStepper& s, const EngineConfig& c, const std::string& needle) {
+  std::string what;
+  try {
+    s.reset(0.0);
+    Engine engine(s, c);
+    engine.run();
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_TRUE(all_ranks(!what.empty() && what.find(needle) != std::string::npos))
+      << "expected an error containing '" << needle << "', got '" << what << "'";
+  MPI_Barrier(MPI_COMM_WORLD);
+  int left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(c.store.directory)) {
+    left += entry.path().filename().string().find("rewind-") == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(left, 0) << "a failed run left checkpoint files in " << c.store.directory;
+}
+
+EngineConfig disk_config(const std::string& dir) {
+  EngineConfig c = config("storeall", 1, kUnlimited);
+  c.store.directory = dir;
+  c.async_io = false;
+  if (MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return c;
+}
+
+TEST(EngineFailures, DiskFullDuringTheRunIsAnErrorOnEveryRank) {
+  const Ring ring(MPI_COMM_WORLD, 4000);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const EngineConfig c = disk_config(scratch_dir() + "/full");
+  // A file size limit makes writes fail with EFBIG part-way through the run, like a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 256 * 1024;
+  setrlimit(RLIMIT_FSIZE, &small);
+  expect_failed_run(l96, c, "HDF5");
+  setrlimit(RLIMIT_FSIZE, &old);
+  // The error names the file or directory it could not write.
+  std::string what;
+  setrlimit(RLIMIT_FSIZE, &small);
+  try {
+    Engine engine(l96, c);
+    engine.run();
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_TRUE(all_ranks(what.find(c.store.directory) != std::string::npos)) << what;
+}
+
+// A stepper that overwrites the middle of the checkpoint file when the reverse sweep starts.
+class CorruptingStepper final : public TestStepper {
+ public:
+  CorruptingStepper(TestStepper& inner, std::string dir) : inner_(inner), dir_(std::move(dir)) {}
+  std::vector<Field> state() override { return inner_.state(); }
+  std::vector<Field> pullback() override { return inner_.pullback(); }
+  StepAccess access(Step i) override { return inner_.access(i); }
+  void forward(Step i, bool record) override { inner_.forward(i, record); }
+  void adjoint(Step i) override { inner_.adjoint(i); }
+  void reset(double h) override { inner_.reset(h); }
+  double objective() override { return inner_.objective(); }
+  double directional_derivative() override { return inner_.directional_derivative(); }
+  std::vector<double> gradient() override { return inner_.gradient(); }
+  void begin_adjoint() override {
+    inner_.begin_adjoint();
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+      for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+        const auto size = std::filesystem::file_size(entry.path());
+        std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(size * 2 / 3));
+        const std::string junk(4096, '\x5a');
+        f.write(junk.data(),
+                static_cast<std::streamsize>(std::min<std::uintmax_t>(junk.size(), size / 4)));
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+
+ private:
+  TestStepper& inner_;
+  std::string dir_;
+};
+
+TEST(EngineFailures, CorruptedCheckpointIsAnErrorOnEveryRankNotAWrongGradient) {
+  const Ring ring(MPI_COMM_WORLD, 4000);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const EngineConfig c = disk_config(scratch_dir() + "/corrupt");
+  CorruptingStepper corrupting(l96, c.store.directory);
+  expect_failed_run(corrupting, c, "checksum");
 }
 
 }  // namespace
