@@ -3,7 +3,13 @@
 #include <petsc/private/tsimpl.h>
 #include <petscversion.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <set>
 #include <span>
@@ -38,10 +44,10 @@ constexpr std::int64_t kUnlimitedRam = std::int64_t{1} << 40;
 
 struct Options {
   std::string schedule = "auto";
-  PetscInt max_cps_ram = -1;  // -1: not given (store everything)
-  PetscInt max_cps_disk = 0;  // -1: unlimited
-  PetscReal write_cost = 1.0;
-  PetscReal read_cost = 1.0;
+  PetscInt max_cps_ram = -1;   // -1: not given (store everything)
+  PetscInt max_cps_disk = 0;   // -1: unlimited
+  PetscReal write_cost = 1.0;  // < 0: measure ("auto")
+  PetscReal read_cost = 1.0;   // < 0: measure ("auto")
   PetscBool async = PETSC_TRUE;
   PetscReal ram_bytes = 0;  // 0: not given
 };
@@ -123,6 +129,17 @@ struct Rewind {
   std::string schedule;
   rwd::engine::RunStats stats;
   bool have_stats = false;
+  // For the "auto" disk costs: wall time between accepted steps of the last first sweep.
+  std::chrono::steady_clock::time_point last_set_time;
+  double step_seconds_sum = 0.0;
+  PetscInt step_seconds_count = 0;
+  double measured_step_seconds = 0.0;  // mean over the previous run, 0 if none yet
+  double first_step_seconds = 0.0;     // this run's first step
+  bool deferred = false;               // planning waits for the first step (auto costs)
+  PetscInt planned_steps = 0;          // counted at set(0); 0 = adaptive (online)
+  Vec x0 = nullptr;                    // x_0, kept while planning waits
+  ~Rewind() { VecDestroy(&x0); }
+  std::string cost_note;  // how the costs were obtained, for the view
 };
 
 PetscLogEvent ev_plan = 0, ev_recompute = 0, ev_store = 0, ev_load = 0;
@@ -208,6 +225,70 @@ bool stores_adjoint_data(const std::string& name, const rs::ScheduleParams& p) {
   return found;
 }
 
+// Seconds to write (with fsync) and read back (with the page cache dropped) one checkpoint of
+// this rank's state in the checkpoint directory; the largest over the ranks.
+std::pair<double, double> probe_disk(TSTrajectory tj, TS ts) {
+  using Clock = std::chrono::steady_clock;
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  PetscMPIInt rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  PetscInt n = 0;
+  REWIND_PETSC(VecGetLocalSize(ts->vec_sol, &n));
+  std::vector<char> bytes(
+      std::max<std::size_t>(static_cast<std::size_t>(n) * sizeof(PetscScalar), 4096), 'r');
+  const std::string dir = tj->dirname ? tj->dirname : ".";
+  const std::string path =
+      dir + "/rewind-probe-" + std::to_string(getpid()) + "-" + std::to_string(rank) + ".tmp";
+  double times[2] = {0.0, 0.0};
+  int failed = 0;
+  auto t0 = Clock::now();
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  if (fd < 0 || ::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()) ||
+      ::fsync(fd) != 0) {
+    failed = 1;
+  }
+  if (fd >= 0) {
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+  times[0] = std::chrono::duration<double>(Clock::now() - t0).count();
+  t0 = Clock::now();
+  fd = failed ? -1 : ::open(path.c_str(), O_RDONLY);
+  if (fd < 0 || ::read(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()))
+    failed = 1;
+  if (fd >= 0) ::close(fd);
+  times[1] = std::chrono::duration<double>(Clock::now() - t0).count();
+  ::unlink(path.c_str());
+  int any_failed = 0;
+  double worst[2] = {0.0, 0.0};
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+  MPI_Allreduce(times, worst, 2, MPI_DOUBLE, MPI_MAX, comm);
+  if (any_failed) {
+    throw Error(ErrorCode::Io,
+                "measuring disk costs: could not write and read a probe file in "
+                "-ts_trajectory_dirname " +
+                    dir +
+                    "; give a writable directory or "
+                    "numeric -ts_trajectory_rewind_write_cost/read_cost");
+  }
+  return {worst[0], worst[1]};
+}
+
+// Seconds per step, the largest over the ranks: the mean of the previous run's steps if there
+// was one, else the first step of this run (planning waits for it; see set()).
+double step_seconds(const Rewind& rw, TS ts) {
+  double local = rw.measured_step_seconds > 0 ? rw.measured_step_seconds : rw.first_step_seconds;
+  double worst = 0.0;
+  MPI_Allreduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)ts));
+  return std::max(worst, 1e-9);
+}
+
+bool auto_costs(const Rewind& rw) {
+  return rw.opt.write_cost < 0 || rw.opt.read_cost < 0;
+}
+
+void plan_run(TSTrajectory tj, TS ts);
+
 void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
   Rewind& rw = data(tj);
   rw.cursor.reset();
@@ -224,14 +305,51 @@ void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
                 "memory for other uses of the trajectory");
   }
   rw.stepper = std::make_unique<TsStepper>(ts, rw);
-  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  rw.planned_steps = adaptive(ts) ? 0 : planned_steps(ts);
+  rw.step_seconds_sum = 0.0;
+  rw.step_seconds_count = 0;
+  rw.first_step_seconds = 0.0;
+  rw.last_set_time = std::chrono::steady_clock::now();
+  // Measured disk costs are in units of a step: with no step timed yet, keep x_0 aside and plan
+  // once the first step has been timed.
+  rw.deferred = auto_costs(rw) && rw.opt.max_cps_disk != 0 && rw.measured_step_seconds <= 0;
+  if (rw.deferred) {
+    REWIND_PETSC(VecDestroy(&rw.x0));
+    REWIND_PETSC(VecDuplicate(ts->vec_sol, &rw.x0));
+    REWIND_PETSC(VecCopy(ts->vec_sol, rw.x0));
+    return;
+  }
+  plan_run(tj, ts);
+}
 
+void plan_run(TSTrajectory tj, TS ts) {
+  Rewind& rw = data(tj);
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
   rs::ScheduleParams& p = rw.params;
   p = rs::ScheduleParams{};
-  p.steps = adaptive(ts) ? 0 : planned_steps(ts);
+  p.steps = rw.planned_steps;
   p.write_cost = rw.opt.write_cost;
   p.read_cost = rw.opt.read_cost;
   p.disk = rw.opt.max_cps_disk < 0 ? rs::kUnlimited : rw.opt.max_cps_disk;
+  rw.cost_note = "given";
+  if (rw.opt.write_cost < 0 || rw.opt.read_cost < 0) {
+    if (p.disk == 0) {
+      p.write_cost = std::max<PetscReal>(rw.opt.write_cost, 0);
+      p.read_cost = std::max<PetscReal>(rw.opt.read_cost, 0);
+      rw.cost_note = "auto: no disk budget, not measured";
+    } else {
+      const auto [write_s, read_s] = probe_disk(tj, ts);
+      const double step_s = step_seconds(rw, ts);
+      if (rw.opt.write_cost < 0) p.write_cost = std::clamp(write_s / step_s, 1e-3, 1e6);
+      if (rw.opt.read_cost < 0) p.read_cost = std::clamp(read_s / step_s, 1e-3, 1e6);
+      char note[160];
+      std::snprintf(
+          note, sizeof note, "auto: write %.3g ms, read %.3g ms, step %.3g ms (%s)", write_s * 1e3,
+          read_s * 1e3, step_s * 1e3,
+          rw.measured_step_seconds > 0 ? "mean step of the last run" : "first step of this run");
+      rw.cost_note = note;
+    }
+  }
   const bool budget_given = rw.opt.max_cps_ram >= 0 || rw.opt.ram_bytes > 0;
   p.ram = rw.opt.max_cps_ram >= 0 ? rw.opt.max_cps_ram : (p.steps > 0 ? p.steps : kUnlimitedRam);
   if (rw.opt.ram_bytes > 0) {
@@ -321,9 +439,25 @@ void finish_run(TSTrajectory tj) {
 void set(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time) {
   Rewind& rw = data(tj);
   if (stepnum == 0) {
-    if (rw.last_set == 0 && rw.cursor && rw.times.size() == 1) return;  // repeated set(0)
+    if (rw.last_set == 0 && (rw.cursor || rw.deferred) && rw.times.size() == 1)
+      return;  // repeated set(0)
     start_run(tj, ts, time);
     return;
+  }
+  if (rw.deferred && stepnum == 1) {
+    rw.first_step_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - rw.last_set_time).count();
+    // Plan as if at x_0: the cursor stores what the schedule wants of x_0, then the run goes on.
+    REWIND_PETSC(VecSwap(ts->vec_sol, rw.x0));
+    try {
+      plan_run(tj, ts);
+    } catch (...) {
+      VecSwap(ts->vec_sol, rw.x0);
+      throw;
+    }
+    REWIND_PETSC(VecSwap(ts->vec_sol, rw.x0));
+    REWIND_PETSC(VecDestroy(&rw.x0));
+    rw.deferred = false;
   }
   if (!rw.cursor || stepnum == rw.last_set) return;
   if (stepnum != rw.last_set + 1 || rw.forward_ended) {
@@ -337,11 +471,16 @@ void set(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time) {
   const PetscReal guess = rw.proposed[k - 1];
   rw.dts.push_back(rw.times[k - 1] + guess == time ? guess : time - rw.times[k - 1]);
   rw.proposed.push_back(ts->time_step);
+  const auto now = std::chrono::steady_clock::now();
+  rw.step_seconds_sum += std::chrono::duration<double>(now - rw.last_set_time).count();
+  ++rw.step_seconds_count;
   rw.cursor->forward_step_done(stepnum - 1);
+  rw.last_set_time = std::chrono::steady_clock::now();  // checkpoint time is not step time
   rw.last_set = stepnum;
   if (ts->reason) {
     rw.cursor->end_forward(stepnum);
     rw.forward_ended = true;
+    rw.measured_step_seconds = rw.step_seconds_sum / static_cast<double>(rw.step_seconds_count);
   }
 }
 
@@ -393,6 +532,9 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n", rw.schedule.c_str(),
       ram.c_str(), disk.c_str(), p.steps == 0 ? " (online: step count not known in advance)" : ""));
+  PetscCall(
+      PetscViewerASCIIPrintf(viewer, "    disk costs in forward steps: write %g, read %g (%s)\n",
+                             (double)p.write_cost, (double)p.read_cost, rw.cost_note.c_str()));
   if (!rw.have_stats) {
     if (rw.cursor && rw.prepared > 0) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "    adjoint in progress: %lld of %lld steps done\n",
@@ -470,12 +612,20 @@ PetscErrorCode setfromoptions_op(TSTrajectory tj, PetscOptionItems* PetscOptions
   PetscCall(PetscOptionsString("-ts_trajectory_rewind_schedule", help.c_str(),
                                "TSTrajectoryRewindSetSchedule", schedule, schedule, sizeof schedule,
                                &flg));
-  PetscCall(PetscOptionsReal("-ts_trajectory_rewind_write_cost",
-                             "Cost of one disk checkpoint write, in forward steps",
-                             "TSTrajectoryRewindSetCosts", o.write_cost, &o.write_cost, NULL));
-  PetscCall(PetscOptionsReal("-ts_trajectory_rewind_read_cost",
-                             "Cost of one disk checkpoint read, in forward steps",
-                             "TSTrajectoryRewindSetCosts", o.read_cost, &o.read_cost, NULL));
+  char write_cost[64], read_cost[64];
+  PetscBool write_set = PETSC_FALSE, read_set = PETSC_FALSE;
+  PetscCall(PetscSNPrintf(write_cost, sizeof write_cost, "%g", (double)o.write_cost));
+  PetscCall(PetscSNPrintf(read_cost, sizeof read_cost, "%g", (double)o.read_cost));
+  if (o.write_cost < 0) PetscCall(PetscStrncpy(write_cost, "auto", sizeof write_cost));
+  if (o.read_cost < 0) PetscCall(PetscStrncpy(read_cost, "auto", sizeof read_cost));
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_write_cost",
+      "Cost of one disk checkpoint write in forward steps, or auto (measured)",
+      "TSTrajectoryRewindSetCosts", write_cost, write_cost, sizeof write_cost, &write_set));
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_read_cost",
+      "Cost of one disk checkpoint read in forward steps, or auto (measured)",
+      "TSTrajectoryRewindSetCosts", read_cost, read_cost, sizeof read_cost, &read_set));
   PetscCall(PetscOptionsBool("-ts_trajectory_rewind_async",
                              "Write and read disk checkpoints on a background thread",
                              "TSTrajectoryRewindSetAsync", o.async, &o.async, NULL));
@@ -498,8 +648,20 @@ PetscErrorCode setfromoptions_op(TSTrajectory tj, PetscOptionItems* PetscOptions
   PetscCheck(o.max_cps_disk >= -1, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_max_cps_disk must be >= 0, or -1 for unlimited, got %" PetscInt_FMT,
              o.max_cps_disk);
-  PetscCheck(o.write_cost >= 0 && o.read_cost >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "-ts_trajectory_rewind_write_cost and -ts_trajectory_rewind_read_cost must be >= 0");
+  for (auto [name, text, out, given] :
+       {std::tuple{"-ts_trajectory_rewind_write_cost", write_cost, &o.write_cost, write_set},
+        std::tuple{"-ts_trajectory_rewind_read_cost", read_cost, &o.read_cost, read_set}}) {
+    if (!given) continue;
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (std::string(text) == "auto") {
+      *out = -1.0;
+    } else {
+      PetscCheck(end != text && *end == '\0' && v >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "%s must be a number >= 0 (forward steps) or auto, got %s", name, text);
+      *out = v;
+    }
+  }
   PetscCheck(o.ram_bytes >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_ram_bytes must be >= 0");
   PetscFunctionReturn(0);
@@ -584,8 +746,10 @@ PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory tj, PetscReal write_cost,
                                           PetscReal read_cost) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
-  PetscCheck(write_cost >= 0 && read_cost >= 0, PetscObjectComm((PetscObject)tj),
-             PETSC_ERR_ARG_OUTOFRANGE, "disk write and read costs must be >= 0");
+  PetscCheck((write_cost >= 0 || write_cost == PETSC_DETERMINE) &&
+                 (read_cost >= 0 || read_cost == PETSC_DETERMINE),
+             PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "disk write and read costs must be >= 0, or PETSC_DETERMINE to measure them");
   data(tj).opt.write_cost = write_cost;
   data(tj).opt.read_cost = read_cost;
   PetscFunctionReturn(0);

@@ -12,8 +12,8 @@
      -ts_trajectory_solution_only            never store stages (each adjoint step recomputes)
      -ts_trajectory_view / -ts_trajectory_monitor
      -ts_trajectory_rewind_schedule <name>   auto, revolve, storeall, periodic, ...
-     -ts_trajectory_rewind_write_cost <w>    disk write cost in forward steps (default 1)
-     -ts_trajectory_rewind_read_cost <r>     disk read cost in forward steps (default 1)
+     -ts_trajectory_rewind_write_cost <w>    disk write cost in forward steps, or auto (default 1)
+     -ts_trajectory_rewind_read_cost <r>     disk read cost in forward steps, or auto (default 1)
      -ts_trajectory_rewind_async <bool>      disk I/O on a background thread (default true)
      -ts_trajectory_rewind_ram_bytes <b>     RAM budget in bytes (caps max_cps_ram)
 */
@@ -34,7 +34,8 @@ PetscErrorCode TSTrajectoryRegisterRewind(void);
 /* Called by PETSc when librewind.so is loaded with -dll_append. */
 PetscErrorCode PetscDLLibraryRegister_rewind(void);
 
-/* Setters matching the options above (logically collective on the trajectory). */
+/* Setters matching the options above (logically collective on the trajectory); a cost of
+   PETSC_DETERMINE means "auto" (measured). */
 PetscErrorCode TSTrajectoryRewindSetSchedule(TSTrajectory, const char[]);
 PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory, PetscReal write_cost, PetscReal read_cost);
 PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory, PetscBool);
