@@ -1,0 +1,135 @@
+#pragma once
+// What rewind-heat and rewind-burgers share: a PDE adjoint problem on a 2D periodic DMDA is
+// described by a Problem; run_app() does the rest (options, forward and adjoint solves with the
+// rewind trajectory, the summary, JSON, HDF5 output, the Taylor test and the store-all
+// comparison).
+//
+// Every app solves u_t = G(u; p) on the periodic unit square, u(0) = u0, and differentiates
+//   J(u0, p) = 1/2 sum_cells h^2 (u(T) - u_obs)^2 + int_0^T 1/2 sum_cells h^2 chi u^2 dt
+// with respect to u0 and, if the problem has one, a distributed parameter field p.
+#include <petscdmda.h>
+#include <petscts.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace rwd::apps {
+
+/// Throws rwd::Error if a PETSc call failed (PETSc has printed its error stack already).
+void check(PetscErrorCode ierr, const char* what);
+#define REWIND_APP_CALL(call) ::rwd::apps::check((call), #call)
+
+/// Owns one PETSc object and destroys it (ignoring errors) when it goes out of scope.
+template <typename T, PetscErrorCode (*Destroy)(T*)>
+class Owned {
+ public:
+  Owned() = default;
+  explicit Owned(T x) : x_(x) {}
+  ~Owned() { reset(); }
+  Owned(Owned&& o) noexcept : x_(std::exchange(o.x_, nullptr)) {}
+  Owned& operator=(Owned&& o) noexcept {
+    if (this != &o) {
+      reset();
+      x_ = std::exchange(o.x_, nullptr);
+    }
+    return *this;
+  }
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+
+  operator T() const { return x_; }  // NOLINT: used where PETSc wants the handle
+  T get() const { return x_; }
+  /// For PETSc's create functions: destroys what is held and returns the slot.
+  T* out() {
+    reset();
+    return &x_;
+  }
+  void reset() {
+    if (x_) (void)Destroy(&x_);
+    x_ = nullptr;
+  }
+
+ private:
+  T x_ = nullptr;
+};
+using OwnedVec = Owned<Vec, VecDestroy>;
+using OwnedMat = Owned<Mat, MatDestroy>;
+using OwnedDM = Owned<DM, DMDestroy>;
+
+/// The grid every app uses: a periodic DMDA on the unit square, n x n cells by default
+/// (-da_grid_x, -da_grid_y and the other -da_ options override), one dof, a 5-point stencil.
+/// Collective on PETSC_COMM_WORLD.
+OwnedDM make_grid(PetscInt n);
+
+/// Read access, with ghost cells, to a global DMDA vector inside a PETSc callback:
+/// a[j][i] for i in [xs - 1, xs + xm], j in [ys - 1, ys + ym].
+struct Ghosted {
+  PetscErrorCode get(DM dm, Vec global);
+  PetscErrorCode restore();
+  DM dm = nullptr;
+  Vec local = nullptr;
+  const PetscScalar* const* a = nullptr;
+};
+
+/// Sets row (i, j) of a 5-point stencil matrix on a DMDA: v = {centre, east (i + 1), west,
+/// north (j + 1), south}. For PETSc callbacks.
+PetscErrorCode set_star_row(Mat A, PetscInt i, PetscInt j, const PetscScalar v[5]);
+
+/// Sets v(x, y) = f(x, y) at the cell centres of the DMDA `dm` (periodic unit square).
+void fill(DM dm, Vec v, const std::function<PetscReal(PetscReal x, PetscReal y)>& f);
+
+/// A smooth bump exp(-((x-x0)^2 + (y-y0)^2) / width^2) on the periodic unit square (distances
+/// wrap around).
+PetscReal bump(PetscReal x, PetscReal y, PetscReal x0, PetscReal y0, PetscReal width);
+
+/// One PDE adjoint problem on the grid make_grid() builds. Collective on PETSC_COMM_WORLD.
+class Problem {
+ public:
+  /// An n x n grid unless the -da_ options say otherwise.
+  explicit Problem(PetscInt n) : dm_(make_grid(n)) {}
+  virtual ~Problem() = default;
+
+  /// Program name ("rewind-heat").
+  virtual const char* name() const = 0;
+  /// Two or three lines for the summary: the equation, the method, the controls.
+  virtual std::string describe() const = 0;
+  /// The DMDA (one dof per cell).
+  DM dm() const { return dm_; }
+
+  /// Makes `ts` solve the forward model: DM, type, RHS function and Jacobian, parameter Jacobian,
+  /// final time and step size. Called on a new TS before TSSetFromOptions, so options override.
+  virtual void configure(TS ts) = 0;
+
+  /// The initial condition u0 (the control the gradient is taken against first).
+  virtual void initial_condition(Vec u0) const = 0;
+  /// The observation u_obs of the final state, and the weight chi of the time-integrated term.
+  virtual void observation(Vec u_obs) const = 0;
+  virtual void sensor(Vec chi) const = 0;
+  /// Directions for the Taylor test (dp is null when the problem has no parameter field).
+  virtual void directions(Vec du0, Vec dp) const = 0;
+
+  /// The distributed parameter p as the RHS callbacks read it (null if none), and its name.
+  /// The driver perturbs it in place for the Taylor test.
+  virtual Vec parameter() const { return nullptr; }
+  virtual const char* parameter_name() const { return nullptr; }
+  /// The driver changed parameter(): drop anything computed from it.
+  virtual void parameter_changed() {}
+
+ protected:
+  /// rwd::apps::fill on this problem's grid.
+  void fill(Vec v, const std::function<PetscReal(PetscReal, PetscReal)>& f) const {
+    rwd::apps::fill(dm_, v, f);
+  }
+
+  OwnedDM dm_;
+};
+
+using ProblemFactory = std::function<std::unique_ptr<Problem>()>;
+
+/// The whole program: PetscInitialize, build the problem with `make`, solve, report, check.
+/// Returns the process exit code (non-zero when -taylor or -compare_storeall fails).
+int run_app(int argc, char** argv, const char* help, const ProblemFactory& make);
+
+}  // namespace rwd::apps

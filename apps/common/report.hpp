@@ -1,0 +1,122 @@
+#pragma once
+// What an app run reports: the human summary, the JSON summary, progress lines, and the
+// timeline of forward, recomputed and adjoint steps that the plotting script draws.
+#include <petscsys.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rewind/petsc/trajectory.h"
+
+namespace rwd::apps {
+
+/// One step taken: 'F' first forward sweep, 'R' recomputed during the adjoint, 'A' adjoint.
+struct StepEvent {
+  double seconds;  ///< wall-clock time since the forward solve began
+  PetscInt step;   ///< step i goes from x_i to x_{i+1}
+  char kind;
+};
+
+/// A restart state the schedule stored: x_step, stored when `forward_index` forward steps ('F'
+/// and 'R' events) had run, at the level it ended up on (a state moved from RAM to disk
+/// counts as stored on disk).
+struct CheckpointEvent {
+  std::int64_t forward_index;
+  std::int64_t step;
+  std::string level;  ///< "ram" or "disk"
+};
+
+/// What the rewind trajectory did, reduced over the ranks (times: slowest rank; bytes: sum).
+struct TrajectoryReport {
+  std::string type;         ///< "rewind", "memory", ...
+  bool have_stats = false;  ///< rewind statistics are available
+  TSTrajectoryRewindStats stats{};
+  std::string schedule;  ///< as resolved by the trajectory ("auto" never appears)
+  std::string ram_budget, disk_budget;
+  bool online = false;
+  std::string dirname;
+  std::vector<CheckpointEvent> checkpoints;  ///< empty if the schedule could not be replayed
+};
+
+struct TaylorRow {
+  PetscReal h, J, first, second;  ///< J(m + h dm), |J_h - J|, |J_h - J - h dJ.dm|
+  std::optional<PetscReal> order;
+};
+
+struct TaylorReport {
+  PetscReal J = 0, dJdm = 0;
+  std::vector<TaylorRow> rows;
+  PetscReal min_order = 0, max_order = 0;
+  bool passed = false;
+};
+
+struct FieldComparison {
+  std::string name;
+  PetscInt size = 0, differing = 0;
+  PetscReal max_abs_diff = 0;
+};
+
+struct CompareReport {
+  std::string reference;  ///< what the gradients were compared with
+  std::vector<FieldComparison> fields;
+  bool identical = false;
+};
+
+/// Everything the summaries print.
+struct Report {
+  std::string app, description;
+  PetscInt mx = 0, my = 0;
+  int ranks = 1;
+  std::string ts_type;
+  bool adaptive = false;
+  PetscInt steps = 0;
+  PetscReal t_final = 0, dt = 0;  ///< dt: the fixed step (0 when adaptive)
+  TrajectoryReport trajectory;
+  double forward_seconds = 0, adjoint_seconds = 0;
+  PetscReal J = 0, J_terminal = 0, J_integral = 0;
+  std::string parameter;  ///< name of the parameter field, empty if none
+  PetscReal norm_u0 = 0, norm_p = 0;
+  std::vector<StepEvent> timeline;
+  std::optional<TaylorReport> taylor;
+  std::optional<CompareReport> compare;
+};
+
+/// The human summary (printed on rank 0 by the caller).
+std::string summary_text(const Report& r);
+/// What the Taylor test is about to do, and then its table and verdict.
+std::string taylor_header(const std::string& parameter, PetscInt points);
+std::string taylor_text(const TaylorReport& t);
+/// What the store-all comparison is about to do, and then its verdict for each gradient.
+std::string compare_header();
+std::string compare_text(const CompareReport& c);
+/// The same as one JSON object.
+std::string summary_json(const Report& r);
+
+/// Where each stored checkpoint went, from replaying schedule `name` (built for `steps`, 0 for
+/// an online schedule) in the simulator for n steps; empty if the replay does not take exactly
+/// `forward_steps` forward steps (then it is not the run that happened).
+std::vector<CheckpointEvent> replay_checkpoints(const std::string& name, std::int64_t steps,
+                                                std::int64_t n, std::int64_t ram, std::int64_t disk,
+                                                double write_cost, double read_cost,
+                                                std::int64_t forward_steps);
+
+/// Progress lines on rank 0 for runs that last: one line every two seconds, none for phases
+/// shorter than that.
+class Progress {
+ public:
+  explicit Progress(bool enabled);
+  void start(const char* phase);
+  void update(const std::string& text);
+  void finish();
+
+ private:
+  bool enabled_;
+  const char* phase_ = "";
+  double start_ = 0, last_ = 0;
+  bool printed_ = false;
+  std::string last_text_;
+};
+
+}  // namespace rwd::apps
