@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <set>
 
 #include "rewind/error.hpp"
@@ -68,7 +69,7 @@ struct Cursor::Impl {
     // Preallocate what the run can use; an online run grows on demand past a modest start.
     const std::int64_t usable = config.params.steps > 0 ? config.params.steps + 1 : 64;
     rc.capacity = std::min(config.params.ram, usable);
-    rc.slot_doubles = std::max(doubles(stepper.state()), doubles(stepper.pullback()));
+    rc.slot_doubles = doubles(stepper.state());  // restart-sized; larger checkpoints grow
     ram = storage::make_store(config.ram_store, rc);
     if (config.params.disk != 0) {
       if (config.async_io) {
@@ -92,10 +93,15 @@ struct Cursor::Impl {
 
   LevelTraffic& traffic(Level level) { return level == Level::Ram ? stats.ram : stats.disk; }
 
+  // The restart fields of x_n. A checkpoint is read back with the set it was written with: an
+  // online run's analysis is conservative until the step count is known.
   std::vector<Field> restart_fields(Step n) {
     const std::vector<Field> all = stepper.state();
+    auto written = restart_written.find(n);
+    const std::vector<std::size_t>& set =
+        written != restart_written.end() ? written->second : tape->restart_set(n);
     std::vector<Field> out;
-    for (std::size_t v : tape->restart_set(n)) out.push_back(all[v]);
+    for (std::size_t v : set) out.push_back(all[v]);
     return out;
   }
 
@@ -107,20 +113,25 @@ struct Cursor::Impl {
     stats.io_seconds += since(t0);
     stepper.on_io(true, false);
     tape->stored(key, level);
+    if (key.kind == Kind::Restart)
+      restart_written.try_emplace(key.step, tape->restart_set(key.step));
     auto& t = traffic(level);
     ++t.writes;
     t.bytes_written += doubles(fields) * static_cast<std::int64_t>(sizeof(double));
     t.peak = std::max(t.peak, tape->live(level));
   }
 
-  void get(const Key& key, Level level, const std::vector<Field>& fields) {
+  // Reads checkpoint `key` into `fields`; `into_stepper`: they are the stepper's own buffers
+  // (not scratch space for a copy between stores), so the stepper is told they changed.
+  void get(const Key& key, Level level, const std::vector<Field>& fields,
+           bool into_stepper = true) {
     stepper.on_io(false, true);
     const auto t0 = Clock::now();
     store(level).get(key, {fields, {}});
     stats.io_seconds += since(t0);
     stepper.on_io(false, false);
     prefetched.erase(key);
-    stepper.loaded(key.kind == Kind::Restart);
+    if (into_stepper) stepper.loaded(key.kind == Kind::Restart);
     auto& t = traffic(level);
     ++t.reads;
     t.bytes_read += doubles(fields) * static_cast<std::int64_t>(sizeof(double));
@@ -131,6 +142,7 @@ struct Cursor::Impl {
     store(level).erase(key);
     stats.io_seconds += since(t0);
     tape->freed(key, level);
+    if (key.kind == Kind::Restart && !tape->find(key)) restart_written.erase(key.step);
   }
 
   [[noreturn]] void broken(const std::string& what) const {
@@ -220,7 +232,7 @@ struct Cursor::Impl {
         scratch[k].assign(fields[k].data.size(), 0.0);
         fields[k].data = scratch[k];
       }
-      get(key, from, fields);
+      get(key, from, fields, false);
       put(key, to, fields);
     }
     if (move) erase(key, from);
@@ -265,7 +277,7 @@ struct Cursor::Impl {
     return forward->level != Level::Work || i == forward->n1 - 1 || steps == 0;
   }
 
-  void forward_step_done(Step i) {
+  void forward_step_done(Step i, bool last) {
     if (phase != Phase::FirstSweep) broken("a forward step was reported after the first sweep");
     if (!forward || position != i) {
       throw Error(ErrorCode::InvalidArgument,
@@ -278,7 +290,10 @@ struct Cursor::Impl {
     position = i + 1;
     if (*position == forward->n1) {
       forward.reset();
-      pull_first_sweep();
+      // After the last step the schedule learns the step count first (end_forward), as an
+      // online schedule needs; otherwise the next action is due now, while the host still holds
+      // x_{i+1} (it may have to be stored).
+      if (!last) pull_first_sweep();
     }
   }
 
@@ -299,6 +314,14 @@ struct Cursor::Impl {
                   "schedule '" + name + "' was planned for " + std::to_string(steps) +
                       " steps, but the forward run ended after " + std::to_string(n) +
                       "; give the exact step count or use an online schedule");
+    } else {
+      // An online schedule used with a known step count still learns it here, as it would
+      // from any driver (the simulator does the same).
+      if (sched->online()) {
+        sched->finalize(n);
+        forward.reset();
+      }
+      if (!end_forward_seen && !forward) pull_first_sweep();
     }
     if (!end_forward_seen) broken("no EndForward at x_" + std::to_string(n));
     phase = Phase::Reverse;
@@ -405,6 +428,7 @@ struct Cursor::Impl {
   std::unique_ptr<storage::Store> disk;
   storage::AsyncStore* async_disk = nullptr;  // the disk store, if it is asynchronous
   std::set<Key> prefetched;
+  std::map<Step, std::vector<std::size_t>> restart_written;  // restart sets as stored
   std::deque<Action> ahead;
   static constexpr std::size_t kLookahead = 16;  // actions
   static constexpr Step kPrefetchSteps = 16;     // adjoint steps
@@ -429,8 +453,8 @@ std::string Cursor::schedule_name() const {
 bool Cursor::record_wanted(Step i) const {
   return impl_->record_wanted(i);
 }
-void Cursor::forward_step_done(Step i) {
-  impl_->forward_step_done(i);
+void Cursor::forward_step_done(Step i, bool last) {
+  impl_->forward_step_done(i, last);
 }
 void Cursor::end_forward(Step n) {
   impl_->end_forward(n);

@@ -37,8 +37,10 @@ struct Engine::Impl {
       const auto t = Clock::now();
       stepper.forward(i, cursor.record_wanted(i));
       forward_seconds += since(t);
-      cursor.forward_step_done(i);
+      const bool last = planned > 0 ? i + 1 == planned : stepper.finished(i + 1);
+      cursor.forward_step_done(i, last);
       ++i;
+      if (planned == 0 && last) break;
     }
     cursor.end_forward(i);
     stepper.begin_adjoint();

@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -115,6 +117,62 @@ class TsStepper final : public rwd::engine::Stepper {
   std::set<std::string> names_;  // stable storage for field names
 };
 
+// The exact size of an accepted adaptive step is not kept by TS: TSStep adds it to ptime and
+// replaces it by the next proposal before TSTrajectorySet runs. TSAdaptChoose receives it,
+// though, so the adapter's choose method is wrapped to record the size of every attempt; the
+// last attempt before set(k) is the accepted step k-1.
+using ChooseFn = PetscErrorCode (*)(TSAdapt, TS, PetscReal, PetscInt*, PetscReal*, PetscBool*,
+                                    PetscReal*, PetscReal*, PetscReal*);
+struct ChooseHook {
+  ChooseFn original = nullptr;
+  PetscReal last_h = 0;
+  bool seen = false;
+};
+std::map<TSAdapt, ChooseHook>& choose_hooks() {
+  static std::map<TSAdapt, ChooseHook> hooks;
+  return hooks;
+}
+
+PetscErrorCode recording_choose(TSAdapt adapt, TS ts, PetscReal h, PetscInt* next_sc,
+                                PetscReal* next_h, PetscBool* accept, PetscReal* wlte,
+                                PetscReal* wltea, PetscReal* wlter) {
+  PetscFunctionBegin;
+  auto it = choose_hooks().find(adapt);
+  PetscCheck(it != choose_hooks().end(), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "rewind: lost TSAdapt hook");
+  it->second.last_h = h;
+  it->second.seen = true;
+  PetscCall(it->second.original(adapt, ts, h, next_sc, next_h, accept, wlte, wltea, wlter));
+  PetscFunctionReturn(0);
+}
+
+void hook_adapt(TS ts) {
+  TSAdapt adapt = nullptr;
+  REWIND_PETSC(TSGetAdapt(ts, &adapt));
+  if (!adapt->ops->choose || adapt->ops->choose == recording_choose) return;
+  choose_hooks()[adapt] = ChooseHook{adapt->ops->choose, 0, false};
+  adapt->ops->choose = recording_choose;
+}
+
+void unhook_adapt(TS ts) {
+  if (!ts || !ts->adapt) return;
+  auto it = choose_hooks().find(ts->adapt);
+  if (it == choose_hooks().end()) return;
+  if (ts->adapt->ops->choose == recording_choose) ts->adapt->ops->choose = it->second.original;
+  choose_hooks().erase(it);
+}
+
+// The step size of the last attempt, if the hook saw one; clears it.
+std::optional<PetscReal> take_attempted_step(TS ts) {
+  auto it = choose_hooks().find(ts->adapt);
+  if (it == choose_hooks().end() || !it->second.seen ||
+      ts->adapt->ops->choose != recording_choose) {
+    return std::nullopt;
+  }
+  it->second.seen = false;
+  return it->second.last_h;
+}
+
 struct Rewind {
   Options opt;
   std::unique_ptr<TsStepper> stepper;
@@ -138,7 +196,11 @@ struct Rewind {
   bool deferred = false;               // planning waits for the first step (auto costs)
   PetscInt planned_steps = 0;          // counted at set(0); 0 = adaptive (online)
   Vec x0 = nullptr;                    // x_0, kept while planning waits
-  ~Rewind() { VecDestroy(&x0); }
+  TS ts = nullptr;                     // the TS whose adapter is hooked
+  ~Rewind() {
+    unhook_adapt(ts);
+    VecDestroy(&x0);
+  }
   std::string cost_note;  // how the costs were obtained, for the view
 };
 
@@ -305,6 +367,9 @@ void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
                 "memory for other uses of the trajectory");
   }
   rw.stepper = std::make_unique<TsStepper>(ts, rw);
+  rw.ts = ts;
+  hook_adapt(ts);
+  take_attempted_step(ts);
   rw.planned_steps = adaptive(ts) ? 0 : planned_steps(ts);
   rw.step_seconds_sum = 0.0;
   rw.step_seconds_count = 0;
@@ -351,59 +416,87 @@ void plan_run(TSTrajectory tj, TS ts) {
     }
   }
   const bool budget_given = rw.opt.max_cps_ram >= 0 || rw.opt.ram_bytes > 0;
+  // A restart checkpoint holds the state; a stage checkpoint (one step's adjoint data) holds the
+  // stages and the state. A byte budget therefore gives the two kinds different slot counts:
+  // schedules that store stages are priced with stage-sized slots.
   p.ram = rw.opt.max_cps_ram >= 0 ? rw.opt.max_cps_ram : (p.steps > 0 ? p.steps : kUnlimitedRam);
+  std::int64_t ram_for_stages = p.ram;
   if (rw.opt.ram_bytes > 0) {
     // Every rank must plan the same schedule: size slots by the largest local state.
     PetscInt n = 0;
     REWIND_PETSC(VecGetLocalSize(ts->vec_sol, &n));
-    long long local = static_cast<long long>(n) * 8, largest = 0;
+    long long local = static_cast<long long>(n) * static_cast<long long>(sizeof(PetscScalar));
+    long long largest = 0;
     MPI_Allreduce(&local, &largest, 1, MPI_LONG_LONG, MPI_MAX, comm);
-    const std::int64_t slots =
-        largest > 0 ? static_cast<std::int64_t>(rw.opt.ram_bytes / static_cast<double>(largest))
-                    : kUnlimitedRam;
-    rwd::require(slots >= 1, "-ts_trajectory_rewind_ram_bytes " +
-                                 std::to_string(static_cast<long long>(rw.opt.ram_bytes)) +
-                                 " holds no checkpoint of " + std::to_string(largest) +
-                                 " bytes; raise it");
-    p.ram = rw.opt.max_cps_ram >= 0 ? std::min<std::int64_t>(p.ram, slots) : slots;
+    const auto per_stage_checkpoint = static_cast<long long>(rw.stepper->pullback().size());
+    const auto slots = [&](long long bytes) {
+      return bytes > 0 ? static_cast<std::int64_t>(rw.opt.ram_bytes / static_cast<double>(bytes))
+                       : kUnlimitedRam;
+    };
+    rwd::require(slots(largest) >= 1, "-ts_trajectory_rewind_ram_bytes " +
+                                          std::to_string(static_cast<long long>(rw.opt.ram_bytes)) +
+                                          " holds no checkpoint of " + std::to_string(largest) +
+                                          " bytes; raise it");
+    p.ram = std::min<std::int64_t>(p.ram, slots(largest));
+    ram_for_stages = std::min<std::int64_t>(ram_for_stages, slots(largest * per_stage_checkpoint));
   }
-  if (p.steps > 0 && p.ram > p.steps) p.ram = p.steps;  // more slots than steps are of no use
+  if (p.steps > 0) {  // more slots than steps are of no use
+    p.ram = std::min<std::int64_t>(p.ram, p.steps);
+    ram_for_stages = std::min<std::int64_t>(ram_for_stages, p.steps);
+  }
+
+  // The parameters schedule `name` runs with: stage-sized slots if it stores stages.
+  const bool stages_allowed = !tj->solution_only;
+  const auto params_for = [&](const std::string& name) -> std::optional<rs::ScheduleParams> {
+    if (p.steps == 0 || !stores_adjoint_data(name, p)) return p;
+    if (!stages_allowed || ram_for_stages < 1) return std::nullopt;
+    rs::ScheduleParams q = p;
+    q.ram = ram_for_stages;
+    return q;
+  };
 
   std::string name = rw.opt.schedule;
-  if (name == "auto") {
-    if (!budget_given && p.disk == 0 && !tj->solution_only) {
-      name = "storeall";
-    } else if (p.steps == 0) {
-      name = rs::ScheduleRegistry::instance().choose(p);
-    } else if (tj->solution_only) {
-      // Choose among the schedules that never store stages.
-      double best = 0;
-      std::string chosen;
-      for (const auto& e : rs::ScheduleRegistry::instance().list()) {
-        try {
-          if (stores_adjoint_data(e.name, p)) continue;
-          auto s = rs::make_schedule(e.name, p);
-          const double cost = rs::simulate(*s, p).cost;
-          if (chosen.empty() || cost < best) {
-            chosen = e.name;
-            best = cost;
-          }
-        } catch (const Error&) {
+  if (name == "auto" && !budget_given && p.disk == 0 && !tj->solution_only) {
+    name = "storeall";
+  } else if (name == "auto" && p.steps == 0) {
+    name = rs::ScheduleRegistry::instance().choose(p);
+  } else if (name == "auto") {
+    // Replay every registered schedule that fits and keep the cheapest.
+    double best = 0;
+    std::string chosen, rejected;
+    for (const auto& e : rs::ScheduleRegistry::instance().list()) {
+      try {
+        const auto q = params_for(e.name);
+        if (!q) continue;
+        auto sched = rs::make_schedule(e.name, *q);
+        const double cost = rs::simulate(*sched, *q).cost;
+        if (chosen.empty() || cost < best) {
+          chosen = e.name;
+          best = cost;
+          p = *q;
         }
+      } catch (const Error& err) {
+        rejected += std::string("\n  ") + err.what();
       }
-      rwd::require(!chosen.empty(), "no schedule fits " + rs::describe(p) +
-                                        " without storing stages; raise "
-                                        "-ts_trajectory_max_cps_ram or drop "
-                                        "-ts_trajectory_solution_only");
-      name = chosen;
-    } else {
-      name = rs::ScheduleRegistry::instance().choose(p);
     }
-  } else if (tj->solution_only && p.steps > 0 && stores_adjoint_data(name, p)) {
-    throw Error(ErrorCode::InvalidArgument,
-                "-ts_trajectory_rewind_schedule " + name +
-                    " stores stages, which -ts_trajectory_solution_only forbids; choose another "
-                    "schedule or drop -ts_trajectory_solution_only");
+    rwd::require(!chosen.empty(),
+                 "no schedule fits " + rs::describe(p) +
+                     (tj->solution_only ? " without storing stages" : "") +
+                     "; raise -ts_trajectory_max_cps_ram or -ts_trajectory_max_cps_disk" +
+                     rejected);
+    name = chosen;
+  } else if (p.steps > 0) {
+    const auto q = params_for(name);
+    if (!q) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "-ts_trajectory_rewind_schedule " + name +
+                      (tj->solution_only
+                           ? " stores stages, which -ts_trajectory_solution_only forbids; choose "
+                             "another schedule or drop -ts_trajectory_solution_only"
+                           : " stores stages, and -ts_trajectory_rewind_ram_bytes holds none; "
+                             "raise it or choose another schedule"));
+    }
+    p = *q;
   }
   rw.schedule = name;
 
@@ -468,13 +561,14 @@ void set(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time) {
   const auto k = static_cast<std::size_t>(stepnum);
   rw.times.push_back(time);
   // The exact size step k-1 used: what TS proposed at set(k-1), if it lands on t_k.
-  const PetscReal guess = rw.proposed[k - 1];
+  const std::optional<PetscReal> attempted = take_attempted_step(ts);
+  const PetscReal guess = attempted ? *attempted : rw.proposed[k - 1];
   rw.dts.push_back(rw.times[k - 1] + guess == time ? guess : time - rw.times[k - 1]);
   rw.proposed.push_back(ts->time_step);
   const auto now = std::chrono::steady_clock::now();
   rw.step_seconds_sum += std::chrono::duration<double>(now - rw.last_set_time).count();
   ++rw.step_seconds_count;
-  rw.cursor->forward_step_done(stepnum - 1);
+  rw.cursor->forward_step_done(stepnum - 1, ts->reason != 0);
   rw.last_set_time = std::chrono::steady_clock::now();  // checkpoint time is not step time
   rw.last_set = stepnum;
   if (ts->reason) {

@@ -150,6 +150,44 @@ TEST_P(EngineGradients, TaylorRemainderIsSecondOrder) {
   EXPECT_LT(std::log2(wrong[wrong.size() - 2] / wrong.back()), 1.5) << GetParam().name;
 }
 
+// Online schedules when the step count is learnt only at the end: every registered online
+// schedule, RAM-only and spilling to disk, bitwise equal to store-all.
+TEST_P(EngineGradients, OnlineSchedulesWithUnknownStepCountAreBitwiseStoreAll) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = GetParam().make(ring);
+  const auto [reference, ref_stats] = adjoint(*stepper, config("storeall", kSteps, 0));
+  int tried = 0;
+  for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
+    if (!info.online) continue;
+    for (const auto& [ram, disk] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+             {3, 0}, {6, 0}, {2, 4}, {1, 3}, {2, kUnlimited}}) {
+      EngineConfig c = config(info.name, ram, disk);
+      c.params.steps = 0;
+      try {
+        schedule::make_schedule(info.name, c.params);
+      } catch (const Error&) {
+        continue;  // this schedule does not accept this budget
+      }
+      stepper->stop_at = kSteps;
+      std::pair<std::vector<double>, RunStats> result;
+      try {
+        result = adjoint(*stepper, c);
+      } catch (const Error& e) {
+        ADD_FAILURE() << info.name << " ram=" << ram << " disk=" << disk << ": " << e.what();
+        continue;
+      }
+      stepper->stop_at = 0;
+      ++tried;
+      const std::string what = GetParam().name + std::string(" ") + info.name +
+                               " ram=" + std::to_string(ram) + " disk=" + std::to_string(disk);
+      EXPECT_TRUE(all_ranks(bitwise_equal(result.first, reference))) << what;
+      EXPECT_EQ(result.second.steps, kSteps) << what;
+      EXPECT_LE(result.second.ram.peak, ram) << what;
+    }
+  }
+  EXPECT_GE(tried, 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Steppers, EngineGradients, ::testing::ValuesIn(kCases),
                          [](const auto& p) { return std::string(p.param.name); });
 
@@ -310,6 +348,53 @@ class CorruptingStepper final : public TestStepper {
   TestStepper& inner_;
   std::string dir_;
 };
+
+// loaded() tells a stepper its buffers changed (PETSc then restarts multistep/FSAL history), so
+// it must come only with real restores: never in the first sweep, even when the schedule moves
+// checkpoints between RAM and disk there.
+class LoadWatcher final : public TestStepper {
+ public:
+  explicit LoadWatcher(TestStepper& inner) : inner_(inner) {}
+  std::vector<Field> state() override { return inner_.state(); }
+  std::vector<Field> pullback() override { return inner_.pullback(); }
+  StepAccess access(Step i) override { return inner_.access(i); }
+  void forward(Step i, bool record) override { inner_.forward(i, record); }
+  void adjoint(Step i) override { inner_.adjoint(i); }
+  void reset(double h) override { inner_.reset(h); }
+  double objective() override { return inner_.objective(); }
+  double directional_derivative() override { return inner_.directional_derivative(); }
+  std::vector<double> gradient() override { return inner_.gradient(); }
+  void begin_adjoint() override {
+    in_reverse = true;
+    inner_.begin_adjoint();
+  }
+  void loaded(bool) override { (in_reverse ? loads_in_reverse : loads_in_first_sweep) += 1; }
+  bool in_reverse = false;
+  int loads_in_first_sweep = 0, loads_in_reverse = 0;
+
+ private:
+  TestStepper& inner_;
+};
+
+TEST(Engine, LoadedIsReportedOnlyForRealRestores) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  LoadWatcher watcher(l96);
+  for (const auto& [ram, disk] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 3}, {2, 4}}) {
+    EngineConfig c = config("online", ram, disk);
+    c.params.steps = 0;
+    watcher.stop_at = kSteps;
+    watcher.in_reverse = false;
+    watcher.loads_in_first_sweep = watcher.loads_in_reverse = 0;
+    l96.reset(0.0);
+    Engine engine(watcher, c);
+    const RunStats stats = engine.run();
+    EXPECT_GT(stats.disk.writes, 0) << "the case must move checkpoints to disk";
+    EXPECT_EQ(watcher.loads_in_first_sweep, 0);
+    EXPECT_GT(watcher.loads_in_reverse, 0);
+  }
+}
 
 TEST(EngineFailures, CorruptedCheckpointIsAnErrorOnEveryRankNotAWrongGradient) {
   const Ring ring(MPI_COMM_WORLD, 4000);

@@ -101,6 +101,9 @@ class TestStepper : public engine::Stepper {
   virtual double directional_derivative() = 0;
   /// The gradient on this rank (adjoint of x_0 then of the parameter), for bitwise comparison.
   virtual std::vector<double> gradient() = 0;
+  /// For online runs: the run ends at x_stop_at (0: never says so).
+  Step stop_at = 0;
+  bool finished(Step i) override { return stop_at > 0 && i >= stop_at; }
 };
 
 // Deterministic perturbation directions and initial states, the same at every rank count.

@@ -31,7 +31,9 @@ class Cursor {
 
   /// The host has taken forward step i (x_i -> x_{i+1}) in the first sweep; its state and, if
   /// recorded, its adjoint data are in the stepper's buffers.
-  void forward_step_done(Step i);
+  /// `last`: the host knows x_{i+1} ends the run (end_forward(i + 1) follows); an online
+  /// schedule must learn that before it plans past x_{i+1}.
+  void forward_step_done(Step i, bool last = false);
 
   /// The first sweep ended at x_n (online runs learn n here; offline runs must match the plan).
   void end_forward(Step n);
