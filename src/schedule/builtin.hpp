@@ -10,6 +10,11 @@ namespace rwd::schedule::detail {
 void register_storeall(ScheduleRegistry& registry);
 void register_revolve(ScheduleRegistry& registry);
 void register_periodic(ScheduleRegistry& registry);
+void register_twolevel(ScheduleRegistry& registry);
+void register_disk_revolve(ScheduleRegistry& registry);
+void register_online(ScheduleRegistry& registry);
+void register_mixed(ScheduleRegistry& registry);
+void register_dynamic(ScheduleRegistry& registry);
 
 /// Checks what every offline schedule needs: steps >= 1, ram >= min_ram, disk >= 0 or
 /// unlimited, costs >= 0. Messages start with the schedule's name.

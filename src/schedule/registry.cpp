@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "builtin.hpp"
 #include "rewind/error.hpp"
@@ -35,6 +36,11 @@ ScheduleRegistry& ScheduleRegistry::instance() {
     detail::register_storeall(registry);
     detail::register_revolve(registry);
     detail::register_periodic(registry);
+    detail::register_twolevel(registry);
+    detail::register_online(registry);
+    detail::register_disk_revolve(registry);
+    detail::register_mixed(registry);
+    detail::register_dynamic(registry);
   });
   return registry;
 }
@@ -67,17 +73,33 @@ std::string ScheduleRegistry::names() const {
 
 std::string ScheduleRegistry::choose(const ScheduleParams& params) const {
   if (params.steps <= 0) {
+    // Without a step count nothing can be replayed: the first online schedule that accepts the
+    // budget (registration order puts the general ones first).
+    std::string why;
     for (const auto& e : entries_) {
-      if (e.online) return e.name;
+      if (!e.online) continue;
+      try {
+        e.factory(params);
+        return e.name;
+      } catch (const Error& err) {
+        if (err.code() != ErrorCode::InvalidArgument) throw;
+        why += "\n  " + e.name + ": " + err.what();
+      }
     }
     throw Error(ErrorCode::InvalidArgument,
-                "auto: the step count is not known in advance and no online schedule is "
-                "registered; give the step count");
+                "auto: the step count is not known in advance and no online schedule accepts " +
+                    describe(params) + "; give the step count" + why);
   }
   std::string best;
   double best_cost = std::numeric_limits<double>::infinity();
   std::string rejected;
+  // A proven lower bound on every restart-only schedule for this slot budget: twolevel's
+  // (the two-level optimum; Revolve's without disk). Not for byte budgets.
+  std::optional<double> restart_bound;
   for (const auto& e : entries_) {
+    if (e.restart_only && restart_bound && params.ram_bytes <= 0.0 && *restart_bound >= best_cost) {
+      continue;  // cannot be cheaper than what was found
+    }
     std::unique_ptr<Schedule> candidate;
     try {
       candidate = e.factory(params);
@@ -87,6 +109,7 @@ std::string ScheduleRegistry::choose(const ScheduleParams& params) const {
       continue;
     }
     const SimulationResult r = simulate(*candidate, params);
+    if (e.name == "twolevel") restart_bound = candidate->lower_bound();
     if (r.cost < best_cost) {
       best_cost = r.cost;
       best = e.name;

@@ -74,13 +74,21 @@ class Model {
           if (slot & bit(a.level))
             fail("adjoint data of step " + std::to_string(i) + " written twice");
           slot |= bit(a.level);
-          count_write(a.level);
+          count_write(a.level, i);
         }
       } else {
         fail("adjoint data written to level none");
       }
     }
     result_.fwd_total += a.n1 - a.n0;
+    for (Step i = a.n0; i < a.n1; ++i) result_.fwd_cost += step_cost(limits_, i);
+    if (!forward_ended_) {
+      // The driver's side of observe_step: each first-sweep step, the first time it runs.
+      for (Step i = std::max(a.n0, swept_); i < a.n1; ++i) {
+        first_sweep_.push_back(i);
+      }
+      swept_ = std::max(swept_, a.n1);
+    }
     work_ = a.n1;
   }
 
@@ -103,8 +111,8 @@ class Model {
         fail("adjoint of step " + std::to_string(i) + " without its adjoint data");
       }
       if (a.clear_adj_deps) {
-        if (slot & bit(Level::Ram)) --live_ram_;
-        if (slot & bit(Level::Disk)) --live_disk_;
+        if (slot & bit(Level::Ram)) release(Level::Ram, i);
+        if (slot & bit(Level::Disk)) release(Level::Disk, i);
         slot = 0;
         if (work_adj_ == i) work_adj_.reset();
       }
@@ -141,7 +149,7 @@ class Model {
         work_.reset();
       } else {
         ics_[static_cast<std::size_t>(a.n)] &= static_cast<std::uint8_t>(~bit(a.from));
-        (a.from == Level::Ram ? live_ram_ : live_disk_) -= 1;
+        release(a.from, a.n);
       }
     }
   }
@@ -173,16 +181,31 @@ class Model {
     if (slot & bit(level))
       fail("x_" + std::to_string(n) + " is already stored at " + to_string(level));
     slot |= bit(level);
-    count_write(level);
+    count_write(level, n);
   }
 
-  void count_write(Level level) {
+  // A checkpoint of x_n (or step n's adjoint data) is written at `level`.
+  void count_write(Level level, Step n) {
+    const double bytes = state_bytes(limits_, n);
     if (level == Level::Ram) {
       ++result_.ram.writes;
       ++live_ram_;
+      live_ram_bytes_ += bytes;
     } else {
       ++result_.disk.writes;
       ++live_disk_;
+      live_disk_bytes_ += bytes;
+    }
+  }
+
+  void release(Level level, Step n) {
+    const double bytes = state_bytes(limits_, n);
+    if (level == Level::Ram) {
+      --live_ram_;
+      live_ram_bytes_ -= bytes;
+    } else {
+      --live_disk_;
+      live_disk_bytes_ -= bytes;
     }
   }
 
@@ -197,7 +220,16 @@ class Model {
   void check_budget() {
     result_.ram.peak = std::max(result_.ram.peak, live_ram_);
     result_.disk.peak = std::max(result_.disk.peak, live_disk_);
-    if (live_ram_ > limits_.ram) {
+    result_.ram.peak_bytes = std::max(result_.ram.peak_bytes, live_ram_bytes_);
+    result_.disk.peak_bytes = std::max(result_.disk.peak_bytes, live_disk_bytes_);
+    if (limits_.ram_bytes > 0.0) {
+      // A byte budget replaces the slot count (round-off of the running sum is tolerated).
+      if (live_ram_bytes_ > limits_.ram_bytes * (1.0 + 1e-12)) {
+        std::ostringstream os;
+        os << live_ram_bytes_ << " RAM bytes live, budget " << limits_.ram_bytes;
+        fail(os.str());
+      }
+    } else if (live_ram_ > limits_.ram) {
       fail(std::to_string(live_ram_) + " RAM slots live, budget " + std::to_string(limits_.ram));
     }
     if (limits_.disk != kUnlimited && live_disk_ > limits_.disk) {
@@ -213,6 +245,14 @@ class Model {
   std::optional<Step> work_adj_;   // the one step whose adjoint data the stepper holds
   std::int64_t live_ram_ = 0;
   std::int64_t live_disk_ = 0;
+  double live_ram_bytes_ = 0.0;
+  double live_disk_bytes_ = 0.0;
+  Step swept_ = 0;  // first-sweep steps run so far
+
+ public:
+  std::vector<Step> first_sweep_;  // steps run for the first time by the last action
+
+ private:
   Step rev_;
   bool forward_ended_ = false;
   bool ended_ = false;
@@ -229,6 +269,7 @@ SimulationResult simulate(Schedule& schedule, const ScheduleParams& limits,
           "simulate: disk slots must be >= 0 or unlimited, got " + std::to_string(limits.disk));
   SimulationResult result;
   Model model(limits, result);
+  schedule.observe_step(-1, 0.0, state_bytes(limits, 0));
   const bool online = schedule.online();
   bool finalized = false;
   const auto context = [&](const Action& a) {
@@ -254,6 +295,10 @@ SimulationResult simulate(Schedule& schedule, const ScheduleParams& limits,
       throw Error(ErrorCode::InvalidSchedule, context(action) + e.what());
     }
     if (observer) observer(action);
+    for (Step i : model.first_sweep_) {
+      schedule.observe_step(i, step_cost(limits, i), state_bytes(limits, i + 1));
+    }
+    model.first_sweep_.clear();
     if (online && !finalized && model.at_end_of_forward()) {
       schedule.finalize(limits.steps);
       finalized = true;
@@ -270,8 +315,7 @@ SimulationResult simulate(Schedule& schedule, const ScheduleParams& limits,
                                                 describe(limits) +
                                                 "): stream ended before EndReverse");
   }
-  result.cost = static_cast<double>(result.fwd_total) +
-                limits.write_cost * static_cast<double>(result.disk.writes) +
+  result.cost = result.fwd_cost + limits.write_cost * static_cast<double>(result.disk.writes) +
                 limits.read_cost * static_cast<double>(result.disk.reads);
   return result;
 }

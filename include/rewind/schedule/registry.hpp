@@ -22,6 +22,10 @@ struct ScheduleInfo {
   bool online = false;     ///< works without knowing the step count in advance
   bool uses_disk = false;  ///< may place checkpoints on disk
   ScheduleFactory factory;
+  /// Stores restart states only (adjoint data at most in work): its cost for a slot budget can
+  /// never be below the two-level optimum for that budget, so `auto` may skip it once something
+  /// at least that cheap is found.
+  bool restart_only = false;
 };
 
 /// Name -> factory table. The built-in schedules are registered on first use.
@@ -39,8 +43,10 @@ class ScheduleRegistry {
   std::unique_ptr<Schedule> create(std::string_view name, const ScheduleParams& params) const;
 
   /// The name "auto" resolves to for `params`: with a known step count, every registered
-  /// offline schedule that accepts the budget is replayed by the simulator and the cheapest
-  /// wins (ties go to the earlier registration); with an unknown count, the first online one.
+  /// schedule that accepts the budget is replayed by the simulator and the cheapest wins (ties
+  /// go to the earlier registration); a restart-only schedule is skipped, unreplayed, when the
+  /// two-level optimum's proven lower bound already reaches the cheapest found. With an unknown
+  /// count, the first online schedule that accepts the budget.
   std::string choose(const ScheduleParams& params) const;
 
   /// Every registered schedule, in registration order.

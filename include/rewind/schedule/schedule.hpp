@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rewind/schedule/action.hpp"
 
@@ -23,7 +24,28 @@ struct ScheduleParams {
   double write_cost = 0.0;  ///< cost of writing one checkpoint to disk (wd)
   double read_cost = 0.0;   ///< cost of reading one checkpoint from disk (rd)
   std::int64_t period = 0;  ///< `periodic`: checkpoint interval; 0 = choose the best for the budget
+
+  /// Unequal steps (`dynamic`, and the simulator's weighted cost). step_cost[i]: cost of
+  /// forward step i in units of an average step (missing entries: 1). state_bytes[i]: bytes of
+  /// x_i, and of step i's adjoint data (missing entries: 1).
+  std::vector<double> step_cost;
+  std::vector<double> state_bytes;
+  /// > 0: a RAM budget in bytes that replaces the RAM slot count (live RAM checkpoints and
+  /// adjoint data, sized by state_bytes, may not exceed it).
+  double ram_bytes = 0.0;
 };
+
+/// Cost of forward step i under `params` (1 without step costs).
+inline double step_cost(const ScheduleParams& params, Step i) {
+  const auto k = static_cast<std::size_t>(i);
+  return i >= 0 && k < params.step_cost.size() ? params.step_cost[k] : 1.0;
+}
+
+/// Bytes of x_i (and of step i's adjoint data) under `params` (1 without sizes).
+inline double state_bytes(const ScheduleParams& params, Step i) {
+  const auto k = static_cast<std::size_t>(i);
+  return i >= 0 && k < params.state_bytes.size() ? params.state_bytes[k] : 1.0;
+}
 
 /// "n=10 ram=2 disk=0 wd=0 rd=0" for messages.
 std::string describe(const ScheduleParams& params);
@@ -50,6 +72,21 @@ class Schedule {
 
   /// The parameters this schedule was built from.
   const ScheduleParams& params() const { return params_; }
+
+  /// A proven lower bound on the cost (as the simulator counts it) of the best schedule in the
+  /// model this schedule optimises, for its parameters; nothing if the schedule does not know
+  /// one. When it equals the replayed cost, the schedule is optimal in that model.
+  virtual std::optional<double> lower_bound() const { return std::nullopt; }
+
+  /// Engines call this as the first forward sweep runs: once with i = -1 before the first step
+  /// (`bytes`: size of x_0), then after each first-sweep step i: it took `cost` (in any unit,
+  /// the same for every step) and the state it produced, x_{i+1}, takes `bytes`. Schedules that
+  /// adapt to unequal steps (`dynamic`) use it; the others ignore it. Not collective.
+  virtual void observe_step(Step i, double cost, double bytes) {
+    (void)i;
+    (void)cost;
+    (void)bytes;
+  }
 
  protected:
   explicit Schedule(const ScheduleParams& params) : params_(params) {}

@@ -17,6 +17,7 @@ struct LevelStats {
   std::int64_t writes = 0;  ///< checkpoints (restart states or step adjoint data) written
   std::int64_t reads = 0;   ///< checkpoints read back (restores and adjoint data consumed)
   std::int64_t peak = 0;    ///< largest number of slots live at once
+  double peak_bytes = 0.0;  ///< largest live size, by ScheduleParams::state_bytes (1 each if unset)
 };
 
 /// What a replay counted.
@@ -27,7 +28,9 @@ struct SimulationResult {
   LevelStats ram;
   LevelStats disk;
   std::int64_t actions = 0;  ///< actions in the stream, EndReverse included
-  double cost = 0.0;         ///< fwd_total + wd * disk.writes + rd * disk.reads
+  double fwd_cost = 0.0;     ///< forward steps weighted by ScheduleParams::step_cost (= fwd_total
+                             ///< without step costs)
+  double cost = 0.0;         ///< fwd_cost + wd * disk.writes + rd * disk.reads
 
   std::int64_t recomputed() const { return fwd_total - steps; }
 };
@@ -38,7 +41,10 @@ using ActionObserver = std::function<void(const Action&)>;
 
 /// Replays `schedule` for the step count, slot budgets and costs in `limits` (limits.steps must
 /// be >= 1; for an online schedule the simulator plays the driver: it stops each Forward at n
-/// and calls finalize(n)). Throws Error(InvalidSchedule) naming the action and the rule broken:
+/// and calls finalize(n); it also reports limits.step_cost and limits.state_bytes through
+/// Schedule::observe_step as the first sweep runs). With limits.ram_bytes > 0 the RAM budget is
+/// that many bytes instead of limits.ram slots. Throws Error(InvalidSchedule) naming the action
+/// and the rule broken:
 /// forward from a state the model does not hold, reverse without the adjoint data or out of
 /// order, copy from an empty slot, live slots over budget, anything still stored after
 /// EndReverse, a stream that ends early or runs past `max_actions`.

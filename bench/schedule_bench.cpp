@@ -1,0 +1,119 @@
+// Schedule planning times and schedule quality (ctest label `bench`):
+//   * planning time of twolevel, disk-revolve, online, mixed and revolve for n = 10^3 .. 10^5
+//     (build the schedule and replay its whole action stream through the simulator), with the
+//     cost, the proven lower bound where the schedule has one, and their gap;
+//   * dynamic against online on runs of 20 000 steps with unequal step costs (and sizes) under
+//     the same RAM byte budget: weighted forward cost of each, and their ratio.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rewind/schedule/registry.hpp"
+#include "rewind/schedule/simulator.hpp"
+
+namespace rs = rwd::schedule;
+
+namespace {
+
+void plan(benchmark::State& state, const char* name, std::int64_t ram, std::int64_t disk,
+          double cost, bool online) {
+  rs::ScheduleParams p;
+  p.steps = online ? 0 : state.range(0);
+  p.ram = ram;
+  p.disk = disk;
+  p.write_cost = p.read_cost = cost;
+  rs::ScheduleParams limits = p;
+  limits.steps = state.range(0);
+  rs::SimulationResult r;
+  double lower = 0;
+  for (auto _ : state) {
+    auto s = rs::make_schedule(name, p);
+    r = rs::simulate(*s, limits);
+    lower = s->lower_bound().value_or(0.0);
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["cost"] = r.cost;
+  state.counters["lower_bound"] = lower;
+  state.counters["gap_pct"] = lower > 0 ? 100.0 * (r.cost - lower) / r.cost : 0.0;
+  state.counters["actions"] = static_cast<double>(r.actions);
+}
+
+void BM_TwoLevel_ram10_disk100(benchmark::State& state) {
+  plan(state, "twolevel", 10, 100, 2.0, false);
+}
+void BM_DiskRevolve_ram10_diskinf(benchmark::State& state) {
+  plan(state, "disk-revolve", 10, rs::kUnlimited, 2.0, false);
+}
+void BM_Online_ram10(benchmark::State& state) {
+  plan(state, "online", 10, 0, 0.0, true);
+}
+void BM_Online_ram10_disk100(benchmark::State& state) {
+  plan(state, "online", 10, 100, 2.0, true);
+}
+void BM_Mixed_ram10(benchmark::State& state) {
+  plan(state, "mixed", 10, 0, 0.0, false);
+}
+void BM_Revolve_ram10(benchmark::State& state) {
+  plan(state, "revolve", 10, 0, 0.0, false);
+}
+
+// Unequal steps: 0 uniform, 1 log-normal (sigma 1), 2 bursty (5 % of steps cost 50),
+// 3 slowly varying (cost 1 + sin^2), each with equal sizes (range(1) == 0) or sizes in 0.5 .. 2.
+rs::ScheduleParams uneven(int pattern, bool sizes, rs::Step n, double budget) {
+  std::mt19937_64 rng(42);
+  std::lognormal_distribution<double> lognormal(0.0, 1.0);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  rs::ScheduleParams p;
+  p.ram_bytes = budget;
+  for (rs::Step i = 0; i < n; ++i) {
+    double c = 1.0;
+    if (pattern == 1) c = lognormal(rng);
+    if (pattern == 2) c = u(rng) < 0.05 ? 50.0 : 1.0;
+    if (pattern == 3) c = 1.0 + std::pow(std::sin(static_cast<double>(i) / 500.0), 2.0);
+    p.step_cost.push_back(c);
+  }
+  for (rs::Step i = 0; i <= n; ++i) p.state_bytes.push_back(sizes ? 0.5 + 1.5 * u(rng) : 1.0);
+  return p;
+}
+
+void BM_DynamicVsOnline(benchmark::State& state) {
+  const rs::Step n = 20000;
+  const double budget = 20.0;
+  rs::ScheduleParams p = uneven(static_cast<int>(state.range(0)), state.range(1) != 0, n, budget);
+  rs::ScheduleParams limits = p;
+  limits.steps = n;
+  const double largest = *std::max_element(p.state_bytes.begin(), p.state_bytes.end());
+  rs::ScheduleParams slots;  // online knows slots only: as many as surely fit the bytes
+  slots.ram = static_cast<std::int64_t>(budget / largest);
+  double dyn = 0, onl = 0;
+  for (auto _ : state) {
+    auto d = rs::make_schedule("dynamic", p);
+    dyn = rs::simulate(*d, limits).cost;
+    auto o = rs::make_schedule("online", slots);
+    onl = rs::simulate(*o, limits).cost;
+  }
+  state.counters["dynamic_cost"] = dyn;
+  state.counters["online_cost"] = onl;
+  state.counters["dynamic_over_online"] = dyn / onl;
+  state.counters["online_slots"] = static_cast<double>(slots.ram);
+}
+
+}  // namespace
+
+#define REWIND_PLAN_RANGE ->RangeMultiplier(10)->Range(1000, 100000)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_TwoLevel_ram10_disk100) REWIND_PLAN_RANGE;
+BENCHMARK(BM_DiskRevolve_ram10_diskinf) REWIND_PLAN_RANGE;
+BENCHMARK(BM_Online_ram10) REWIND_PLAN_RANGE;
+BENCHMARK(BM_Online_ram10_disk100) REWIND_PLAN_RANGE;
+BENCHMARK(BM_Mixed_ram10) REWIND_PLAN_RANGE;
+BENCHMARK(BM_Revolve_ram10) REWIND_PLAN_RANGE;
+BENCHMARK(BM_DynamicVsOnline)
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->ArgNames({"pattern", "sizes"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK_MAIN();

@@ -1,0 +1,26 @@
+#pragma once
+/// @file
+/// Mixed checkpointing (Maddison): a RAM slot holds either a restart state or one step's adjoint
+/// data (for a multistage method, the stage values of that step). A step whose adjoint data is
+/// stored needs no recording re-run before its adjoint. In an action stream, adjoint data kept in
+/// RAM is `Forward{..., write_adj_deps = true, level = ram}`; a front end that can store stages
+/// (the PETSc trajectory) stores the stages of those steps instead of re-running them. Pure C++.
+
+#include <cstdint>
+
+#include "rewind/schedule/schedule.hpp"
+
+namespace rwd::schedule {
+
+/// What the mixed planner found for a run.
+struct MixedPlan {
+  double cost = 0.0;         ///< forward steps of the planned schedule (what the simulator counts)
+  double lower_bound = 0.0;  ///< proven lower bound on the optimal mixed cost
+  bool exact = false;        ///< the table was searched exhaustively: cost is the optimum
+};
+
+/// Plans `mixed` for `steps` >= 1 steps and `slots` RAM slots (x_0's slot included). Throws
+/// Error(InvalidArgument) for no slot with steps >= 2 or a table over 4e7 entries.
+MixedPlan plan_mixed(Step steps, std::int64_t slots);
+
+}  // namespace rwd::schedule

@@ -1,0 +1,376 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "rewind/error.hpp"
+#include "rewind/schedule/binomial.hpp"
+#include "rewind/schedule/registry.hpp"
+#include "rewind/schedule/simulator.hpp"
+#include "rewind/schedule/twolevel.hpp"
+#include "schedule_test_util.hpp"
+#include "stream_checks.hpp"
+
+namespace rwd::schedule {
+namespace {
+
+using testing::ListSchedule;
+using testing::PassedCheckpointsFreed;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+ScheduleParams budget(Step n, std::int64_t ram, std::int64_t disk, double wd, double rd) {
+  ScheduleParams p;
+  p.steps = n;
+  p.ram = ram;
+  p.disk = disk;
+  p.write_cost = wd;
+  p.read_cost = rd;
+  return p;
+}
+
+// Independent exhaustive dynamic programme for two levels, more general than the schedule's
+// recursion: a segment's start may be in RAM (M, counted in s) or on disk (K, s RAM slots free);
+// every split may store the right part's start in RAM or on disk, at any nesting (disk inside
+// RAM segments too); a start may move RAM -> disk (wd, frees its RAM slot) or disk -> RAM (free,
+// frees its disk slot). d counts free disk slots; d = dmax stands for unlimited (dmax >= n never
+// binds). Values for every L <= max_n at once.
+class GeneralTwoLevelDp {
+ public:
+  GeneralTwoLevelDp(int max_n, int S, int D, double wd, double rd)
+      : S_(S), dmax_(D < 0 ? max_n + 1 : D), unlimited_(D < 0), wd_(wd), rd_(rd) {
+    const auto sz = static_cast<std::size_t>((max_n + 1) * (S + 1) * (dmax_ + 1));
+    Ms_.assign(sz, kInf);
+    Ks_.assign(sz, kInf);
+    M_.assign(sz, kInf);
+    K_.assign(sz, kInf);
+    n_ = max_n;
+    for (int L = 1; L <= max_n; ++L) {
+      for (int s = 0; s <= S; ++s) {
+        for (int d = 0; d <= dmax_; ++d) {
+          if (L == 1) {
+            Ms_[i(L, s, d)] = s >= 1 ? 1.0 : kInf;
+            Ks_[i(L, s, d)] = 1.0;
+            continue;
+          }
+          double ms = kInf, ks = kInf;
+          for (int m = 1; m < L; ++m) {
+            const int right = L - m;
+            const double lm = s >= 1 ? M(m, s, d) : kInf;
+            const double lk = rd + K(m, s, d);
+            if (right == 1) {
+              ms = std::min(ms, m + 1 + lm);
+              ks = std::min(ks, m + 1 + lk);
+              continue;
+            }
+            if (s >= 2) ms = std::min(ms, m + M(right, s - 1, d) + lm);
+            if (s >= 1 && d >= 1) ms = std::min(ms, m + wd + K(right, s - 1, dec(d)) + lm);
+            if (s >= 1) ks = std::min(ks, m + M(right, s, d) + lk);
+            if (d >= 1) ks = std::min(ks, m + wd + K(right, s, dec(d)) + lk);
+          }
+          Ms_[i(L, s, d)] = ms;
+          Ks_[i(L, s, d)] = ks;
+        }
+      }
+      for (int s = 0; s <= S; ++s) {
+        for (int d = 0; d <= dmax_; ++d) {
+          double m = Ms_[i(L, s, d)];
+          if (s >= 1 && d >= 1) m = std::min(m, wd + Ks_[i(L, s, dec(d))]);
+          double k = Ks_[i(L, s, d)];
+          if (s >= 1) k = std::min(k, Ms_[i(L, s, std::min(d + 1, dmax_))]);
+          M_[i(L, s, d)] = s >= 1 ? m : kInf;
+          K_[i(L, s, d)] = k;
+        }
+      }
+    }
+  }
+
+  // The whole run: x_0 in RAM or on disk.
+  double operator()(int n) const {
+    if (n == 1) return 1.0;
+    double best = S_ >= 1 ? M(n, S_, dmax_) : kInf;
+    if (dmax_ >= 1) best = std::min(best, wd_ + K(n, S_, dec(dmax_)));
+    return best;
+  }
+
+ private:
+  std::size_t i(int L, int s, int d) const {
+    return static_cast<std::size_t>((L * (S_ + 1) + s) * (dmax_ + 1) + d);
+  }
+  int dec(int d) const { return unlimited_ && d == dmax_ ? d : d - 1; }
+  double M(int L, int s, int d) const { return M_[i(L, s, d)]; }
+  double K(int L, int s, int d) const { return K_[i(L, s, d)]; }
+
+  int S_, dmax_;
+  bool unlimited_;
+  double wd_, rd_;
+  int n_ = 0;
+  std::vector<double> Ms_, Ks_, M_, K_;
+};
+
+SimulationResult replay(const ScheduleParams& p, TwoLevelMethod method = TwoLevelMethod::Auto,
+                        bool check_freed = false) {
+  auto s = make_twolevel(p, method);
+  if (!check_freed) return simulate(*s, p);
+  PassedCheckpointsFreed freed(describe(p));
+  return simulate(*s, p, [&freed](const Action& a) { freed(a); });
+}
+
+const std::vector<std::pair<double, double>> kCosts = {{0.5, 0.5}, {2, 2}, {1, 3},
+                                                       {3, 1},     {0, 0}, {5, 0.25}};
+
+TEST(TwoLevel, WorkedValuesFromTheArchitectureNote) {
+  const auto a = budget(50, 2, 5, 0.5, 0.5);
+  EXPECT_DOUBLE_EQ(replay(a).cost, 172.5);
+  EXPECT_DOUBLE_EQ(plan_twolevel(a).cost, 172.5);
+  const auto b = budget(50, 5, kUnlimited, 2, 2);
+  EXPECT_DOUBLE_EQ(replay(b).cost, 158.0);
+  EXPECT_DOUBLE_EQ(GeneralTwoLevelDp(50, 2, 5, 0.5, 0.5)(50), 172.5);
+  EXPECT_DOUBLE_EQ(GeneralTwoLevelDp(50, 5, -1, 2, 2)(50), 158.0);
+}
+
+// The optimality check: every n <= 60, s_ram <= 4, s_disk <= 6 and unlimited, six cost pairs
+// (wd != rd among them). The schedule's replayed cost equals the general programme's optimum;
+// the windowed planner is never below it and its lower bound never above it.
+TEST(TwoLevel, EqualsTheExhaustiveProgrammeOnSmallCases) {
+  int checked = 0;
+  for (const auto& [wd, rd] : kCosts) {
+    for (int S = 0; S <= 4; ++S) {
+      for (int D : {0, 1, 2, 3, 4, 5, 6, -1}) {
+        if (S == 0 && D == 0) continue;
+        const GeneralTwoLevelDp dp(60, S, D, wd, rd);
+        for (int n = 1; n <= 60; ++n) {
+          const auto p = budget(n, S, D < 0 ? kUnlimited : D, wd, rd);
+          const SimulationResult r = replay(p, TwoLevelMethod::Exact, n % 7 == 0);
+          ASSERT_NEAR(r.cost, dp(n), 1e-9) << describe(p);
+          ASSERT_LE(r.ram.peak, S) << describe(p);
+          if (D >= 0) {
+            ASSERT_LE(r.disk.peak, D) << describe(p);
+          }
+          ASSERT_EQ(r.adjoint_steps, n);
+          const TwoLevelPlan w = plan_twolevel(p, TwoLevelMethod::Windowed);
+          ASSERT_GE(replay(p, TwoLevelMethod::Windowed).cost, dp(n) - 1e-9) << describe(p);
+          ASSERT_LE(w.lower_bound, dp(n) + 1e-9) << describe(p);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 6 * (5 * 8 - 1) * 60);
+}
+
+// Revolve over s_ram + s_disk slots, its deepest s_disk stack entries on disk (x_0 first): a
+// valid two-level schedule whose I/O the simulator charges.
+SimulationResult revolve_with_disk_bottom(const ScheduleParams& p) {
+  const std::int64_t D = p.disk == kUnlimited ? p.steps : p.disk;
+  const std::int64_t slots = std::min<std::int64_t>(p.ram + D, p.steps);
+  ScheduleParams rp = p;
+  rp.ram = slots;
+  rp.disk = 0;
+  auto revolve = make_schedule("revolve", rp);
+  std::vector<Action> actions;
+  std::map<Step, Level> where;
+  std::int64_t depth = 0;
+  const auto level_of = [&](Step n) { return where.at(n); };
+  while (auto a = revolve->next()) {
+    if (auto* f = std::get_if<Forward>(&*a); f && f->write_ics) {
+      f->level = depth < D ? Level::Disk : Level::Ram;
+      where[f->n0] = f->level;
+      ++depth;
+    } else if (auto* c = std::get_if<Copy>(&*a)) {
+      c->from = level_of(c->n);
+    } else if (auto* m = std::get_if<Move>(&*a)) {
+      m->from = level_of(m->n);
+      where.erase(m->n);
+      --depth;
+    }
+    actions.push_back(*a);
+  }
+  ListSchedule list(p, std::move(actions));
+  return simulate(list, p);
+}
+
+TEST(TwoLevel, NeverCostsMoreThanRevolveInRamOrOverAllSlots) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const Step n = std::uniform_int_distribution<Step>(2, 400)(rng);
+    const std::int64_t S = std::uniform_int_distribution<std::int64_t>(1, 8)(rng);
+    const std::int64_t D = std::uniform_int_distribution<std::int64_t>(0, 12)(rng);
+    const auto& [wd, rd] = kCosts[static_cast<std::size_t>(i) % kCosts.size()];
+    const auto p = budget(n, S, D, wd, rd);
+    const double cost = replay(p).cost;
+    EXPECT_LE(cost, static_cast<double>(revolve_fwd_total(n, std::min<std::int64_t>(S, n))) + 1e-9)
+        << describe(p);
+    const SimulationResult both = revolve_with_disk_bottom(p);
+    EXPECT_LE(cost, both.cost + 1e-9) << describe(p);
+    EXPECT_LE(both.disk.peak, D);
+  }
+}
+
+TEST(TwoLevel, WindowedMatchesExactOnMediumRuns) {
+  std::mt19937_64 rng(11);
+  int optimal = 0, runs = 0;
+  for (int i = 0; i < 12; ++i) {
+    const Step n = std::uniform_int_distribution<Step>(300, 1500)(rng);
+    const std::int64_t S = std::uniform_int_distribution<std::int64_t>(0, 10)(rng);
+    const std::int64_t D = std::uniform_int_distribution<std::int64_t>(1, 25)(rng);
+    const auto& [wd, rd] = kCosts[static_cast<std::size_t>(i) % kCosts.size()];
+    const auto p = budget(n, S, D, wd, rd);
+    const TwoLevelPlan exact = plan_twolevel(p, TwoLevelMethod::Exact);
+    const TwoLevelPlan fast = plan_twolevel(p, TwoLevelMethod::Windowed);
+    ASSERT_TRUE(exact.exact);
+    EXPECT_DOUBLE_EQ(replay(p, TwoLevelMethod::Exact).cost, exact.cost) << describe(p);
+    EXPECT_DOUBLE_EQ(replay(p, TwoLevelMethod::Windowed).cost, fast.cost) << describe(p);
+    EXPECT_GE(fast.cost, exact.cost - 1e-9) << describe(p);
+    EXPECT_LE(fast.lower_bound, exact.cost + 1e-9) << describe(p);
+    EXPECT_LT(fast.cost - fast.lower_bound, 0.01 * fast.cost) << describe(p);
+    optimal += fast.cost == exact.cost;
+    ++runs;
+  }
+  EXPECT_GE(optimal, runs - 1);  // the window misses the optimum rarely, and then by little
+}
+
+TEST(TwoLevel, ScalesWithABoundedGap) {
+  struct Case {
+    Step n;
+    std::int64_t S, D;
+    double wd, rd, seconds;
+  };
+  for (const Case& c : {Case{10000, 10, 100, 2, 2, 2.0}, Case{10000, 4, 100, 5, 1, 2.0},
+                        Case{10000, 10, kUnlimited, 1, 1, 2.0}, Case{10000, 2, 30, 0.5, 3, 2.0},
+                        Case{100000, 10, 100, 2, 2, 10.0}}) {
+    const auto p = budget(c.n, c.S, c.D, c.wd, c.rd);
+    // Processor time of this process: the limits hold on a loaded machine too.
+    const std::clock_t start = std::clock();
+    auto s = make_schedule("twolevel", p);
+    const SimulationResult r = simulate(*s, p);
+    const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+    const double lower = *s->lower_bound();
+    EXPECT_LE(lower, r.cost + 1e-9);
+    EXPECT_LT(r.cost - lower, 0.01 * r.cost) << describe(p);
+    if (c.D != kUnlimited) {
+      EXPECT_LE(r.disk.peak, c.D);
+    }
+#ifdef NDEBUG
+    EXPECT_LT(seconds, c.seconds) << describe(p) << " planned and replayed in " << seconds << " s";
+#endif
+    RecordProperty("seconds_" + std::to_string(c.n), std::to_string(seconds));
+  }
+}
+
+TEST(TwoLevel, RamOnlyIsRevolve) {
+  for (Step n : {1, 2, 10, 77, 1000}) {
+    for (std::int64_t S : {1, 3, 10}) {
+      const auto p = budget(n, S, 0, 5, 5);
+      EXPECT_EQ(replay(p).fwd_total, revolve_fwd_total(n, std::min<std::int64_t>(S, n)));
+    }
+  }
+}
+
+TEST(TwoLevel, RejectsBudgetsThatCannotWork) {
+  EXPECT_THROW(make_schedule("twolevel", budget(5, 0, 0, 1, 1)), Error);
+  EXPECT_THROW(make_schedule("twolevel", budget(0, 2, 2, 1, 1)), Error);
+  EXPECT_THROW(make_schedule("twolevel", budget(5, 2, 2, -1, 1)), Error);
+  EXPECT_NO_THROW(make_schedule("twolevel", budget(1, 0, 0, 1, 1)));
+}
+
+// auto skips restart-only schedules (online, disk-revolve, dynamic) once twolevel's proven lower
+// bound reaches the cheapest found; it must still return the cheapest of all by replay.
+TEST(TwoLevel, AutoStillPicksTheCheapestOfEverySchedule) {
+  const auto& reg = ScheduleRegistry::instance();
+  for (const auto& p :
+       {budget(300, 3, 5, 1, 1), budget(2000, 5, kUnlimited, 0.5, 0.5), budget(500, 8, 0, 0, 0),
+        budget(64, 2, 2, 4, 0.5), budget(1500, 4, 30, 2, 3)}) {
+    double least = std::numeric_limits<double>::infinity();
+    for (const auto& e : reg.list()) {
+      try {
+        auto s = e.factory(p);
+        least = std::min(least, simulate(*s, p).cost);
+      } catch (const Error& err) {
+        ASSERT_EQ(err.code(), ErrorCode::InvalidArgument) << err.what();
+      }
+    }
+    auto chosen = make_schedule("auto", p);
+    EXPECT_DOUBLE_EQ(simulate(*chosen, p).cost, least)
+        << describe(p) << " chose " << chosen->name();
+  }
+}
+
+// disk-revolve -------------------------------------------------------------------------------
+
+TEST(DiskRevolve, ReplayMatchesItsClosedFormAndNeverBeatsTwoLevel) {
+  for (const auto& [wd, rd] : kCosts) {
+    for (std::int64_t S : {0, 1, 2, 4, 9}) {
+      for (std::int64_t D : {std::int64_t{2}, std::int64_t{6}, std::int64_t{40}, kUnlimited}) {
+        for (Step n = 1; n <= 120; n += (n < 30 ? 1 : 7)) {
+          const auto p = budget(n, S, D, wd, rd);
+          std::unique_ptr<Schedule> s;
+          try {
+            s = make_schedule("disk-revolve", p);
+          } catch (const Error& e) {
+            ASSERT_EQ(e.code(), ErrorCode::InvalidArgument);
+            continue;  // too few disk slots for any period
+          }
+          PassedCheckpointsFreed freed(describe(p));
+          const SimulationResult r = simulate(*s, p, [&freed](const Action& a) { freed(a); });
+          ASSERT_NEAR(r.cost, disk_revolve_cost(p, disk_revolve_period(p)), 1e-9) << describe(p);
+          ASSERT_GE(r.cost, plan_twolevel(p).cost - 1e-9) << describe(p);
+          if (D != kUnlimited) {
+            ASSERT_LE(r.disk.peak, D);
+          }
+          ASSERT_LE(r.ram.peak, S);
+        }
+      }
+    }
+  }
+}
+
+TEST(DiskRevolve, PeriodIsHonouredAndChecked) {
+  auto p = budget(100, 4, kUnlimited, 1, 1);
+  p.period = 10;
+  const SimulationResult r = simulate(*make_schedule("disk-revolve", p), p);
+  EXPECT_EQ(r.disk.writes, 9);  // x_0, x_10, ..., x_80; the last interval stays in RAM
+  EXPECT_EQ(r.disk.reads, 9);
+  p.disk = 5;
+  EXPECT_THROW(make_schedule("disk-revolve", p), Error);
+}
+
+// Online: the run's length is learnt at the end; each interval start waits in RAM until the
+// next is reached, so the interval the run ends in never touches the disk.
+TEST(DiskRevolve, OnlineWithUnlimitedDisk) {
+  for (std::int64_t S : {0, 1, 3, 8}) {
+    for (const auto& [wd, rd] : kCosts) {
+      ScheduleParams p = budget(0, S, kUnlimited, wd, rd);
+      const std::int64_t P = disk_revolve_period(p);
+      for (Step n = 1; n <= 200; ++n) {
+        auto s = make_schedule("disk-revolve", p);
+        ASSERT_TRUE(s->online());
+        ScheduleParams limits = p;
+        limits.steps = n;
+        PassedCheckpointsFreed freed(describe(limits));
+        const SimulationResult r = simulate(*s, limits, [&freed](const Action& a) { freed(a); });
+        ASSERT_LE(r.ram.peak, S);
+        if (S >= 1) {
+          // n first-sweep steps, k intervals written and read once, and Revolve for the rest.
+          const Step k = (n - 1) / P;
+          const Step last = n - k * P;
+          const auto revolve = [&](Step L) {
+            return L == 0 ? 0.0 : static_cast<double>(revolve_fwd_total(L, std::min(S, L)));
+          };
+          const double expected = static_cast<double>(n) + static_cast<double>(k) * (wd + rd) +
+                                  static_cast<double>(k) * revolve(P) + revolve(last - 1);
+          ASSERT_NEAR(r.cost, expected, 1e-9) << describe(limits) << " P=" << P;
+        }
+      }
+    }
+  }
+  EXPECT_THROW(make_schedule("disk-revolve", budget(0, 4, 10, 1, 1)), Error);
+}
+
+}  // namespace
+}  // namespace rwd::schedule
