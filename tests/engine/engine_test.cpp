@@ -313,10 +313,10 @@ TEST(EngineFailures, DiskFullDuringTheRunIsAnErrorOnEveryRank) {
   EXPECT_TRUE(all_ranks(what.find(c.store.directory) != std::string::npos)) << what;
 }
 
-// A stepper that overwrites the middle of the checkpoint file when the reverse sweep starts.
-class CorruptingStepper final : public TestStepper {
+// A TestStepper that forwards everything to another, for wrappers that watch or interfere.
+class ForwardingStepper : public TestStepper {
  public:
-  CorruptingStepper(TestStepper& inner, std::string dir) : inner_(inner), dir_(std::move(dir)) {}
+  explicit ForwardingStepper(TestStepper& inner) : inner_(inner) {}
   std::vector<Field> state() override { return inner_.state(); }
   std::vector<Field> pullback() override { return inner_.pullback(); }
   StepAccess access(Step i) override { return inner_.access(i); }
@@ -326,6 +326,17 @@ class CorruptingStepper final : public TestStepper {
   double objective() override { return inner_.objective(); }
   double directional_derivative() override { return inner_.directional_derivative(); }
   std::vector<double> gradient() override { return inner_.gradient(); }
+  void begin_adjoint() override { inner_.begin_adjoint(); }
+
+ protected:
+  TestStepper& inner_;
+};
+
+// A stepper that overwrites the middle of the checkpoint file when the reverse sweep starts.
+class CorruptingStepper final : public ForwardingStepper {
+ public:
+  CorruptingStepper(TestStepper& inner, std::string dir)
+      : ForwardingStepper(inner), dir_(std::move(dir)) {}
   void begin_adjoint() override {
     inner_.begin_adjoint();
     MPI_Barrier(MPI_COMM_WORLD);
@@ -345,25 +356,15 @@ class CorruptingStepper final : public TestStepper {
   }
 
  private:
-  TestStepper& inner_;
   std::string dir_;
 };
 
 // loaded() tells a stepper its buffers changed (PETSc then restarts multistep/FSAL history), so
 // it must come only with real restores: never in the first sweep, even when the schedule moves
 // checkpoints between RAM and disk there.
-class LoadWatcher final : public TestStepper {
+class LoadWatcher final : public ForwardingStepper {
  public:
-  explicit LoadWatcher(TestStepper& inner) : inner_(inner) {}
-  std::vector<Field> state() override { return inner_.state(); }
-  std::vector<Field> pullback() override { return inner_.pullback(); }
-  StepAccess access(Step i) override { return inner_.access(i); }
-  void forward(Step i, bool record) override { inner_.forward(i, record); }
-  void adjoint(Step i) override { inner_.adjoint(i); }
-  void reset(double h) override { inner_.reset(h); }
-  double objective() override { return inner_.objective(); }
-  double directional_derivative() override { return inner_.directional_derivative(); }
-  std::vector<double> gradient() override { return inner_.gradient(); }
+  explicit LoadWatcher(TestStepper& inner) : ForwardingStepper(inner) {}
   void begin_adjoint() override {
     in_reverse = true;
     inner_.begin_adjoint();
@@ -371,9 +372,6 @@ class LoadWatcher final : public TestStepper {
   void loaded(bool) override { (in_reverse ? loads_in_reverse : loads_in_first_sweep) += 1; }
   bool in_reverse = false;
   int loads_in_first_sweep = 0, loads_in_reverse = 0;
-
- private:
-  TestStepper& inner_;
 };
 
 TEST(Engine, LoadedIsReportedOnlyForRealRestores) {

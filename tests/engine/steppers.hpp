@@ -114,10 +114,47 @@ inline double direction(int j) {
   return std::cos(1.3 * j + 0.1);
 }
 
+/// The Lorenz-96 right-hand side f_j = (x_{j+1} - x_{j-2}) x_{j-1} - x_j + F on a Ring, and
+/// the product of its Jacobian's transpose with a vector; shared by the two Lorenz steppers.
+class Lorenz96Rhs {
+ public:
+  explicit Lorenz96Rhs(const Ring& ring) : ring_(ring) {}
+
+  std::vector<double> operator()(const std::vector<double>& y, double forcing) {
+    ring_.gather(y.data(), ext_);
+    std::vector<double> f(ring_.local());
+    for (int j = 0; j < ring_.local(); ++j) {
+      const int e = j + 2;
+      f[j] = (ext_[e + 1] - ext_[e - 2]) * ext_[e - 1] - ext_[e] + forcing;
+    }
+    return f;
+  }
+
+  // J(y)^T w.
+  std::vector<double> transpose(const std::vector<double>& y, const std::vector<double>& w) {
+    ring_.gather(y.data(), ext_);
+    std::vector<double> acc(ring_.local() + 3, 0.0);
+    for (int j = 0; j < ring_.local(); ++j) {
+      const int e = j + 2;
+      acc[e + 1] += w[j] * ext_[e - 1];
+      acc[e - 2] -= w[j] * ext_[e - 1];
+      acc[e - 1] += w[j] * (ext_[e + 1] - ext_[e - 2]);
+      acc[e] -= w[j];
+    }
+    std::vector<double> out(ring_.local(), 0.0);
+    ring_.scatter_add(acc, out.data());
+    return out;
+  }
+
+ private:
+  const Ring& ring_;
+  std::vector<double> ext_;
+};
+
 /// dx_j/dt = (x_{j+1} - x_{j-2}) x_{j-1} - x_j + F, classic RK4.
 class Lorenz96Rk4 final : public TestStepper {
  public:
-  Lorenz96Rk4(const Ring& ring, double dt) : ring_(ring), dt_(dt) {
+  Lorenz96Rk4(const Ring& ring, double dt) : ring_(ring), rhs_(ring), dt_(dt) {
     const int m = ring.local();
     x_.resize(m);
     lambda_.resize(m);
@@ -146,7 +183,7 @@ class Lorenz96Rk4 final : public TestStepper {
     std::vector<double> y = x_;
     for (int s = 0; s < 4; ++s) {
       if (record) stages_[s] = y;
-      k[s] = rhs(y);
+      k[s] = rhs_(y, forcing_);
       if (s < 3) {
         const double c = s < 2 ? 0.5 * dt_ : dt_;
         for (int j = 0; j < m; ++j) y[j] = x_[j] + c * k[s][j];
@@ -171,7 +208,7 @@ class Lorenz96Rk4 final : public TestStepper {
       double local = 0;
       for (int j = 0; j < m; ++j) local += lk[s][j];
       gforcing_ += local;
-      const std::vector<double> ly = rhs_transpose(stages_[s], lk[s]);
+      const std::vector<double> ly = rhs_.transpose(stages_[s], lk[s]);
       const double c = s == 3 ? dt_ : 0.5 * dt_;
       for (int j = 0; j < m; ++j) {
         lx[j] += ly[j];
@@ -198,35 +235,11 @@ class Lorenz96Rk4 final : public TestStepper {
   }
 
  private:
-  std::vector<double> rhs(const std::vector<double>& y) {
-    ring_.gather(y.data(), ext_);
-    std::vector<double> f(ring_.local());
-    for (int j = 0; j < ring_.local(); ++j) {
-      const int e = j + 2;
-      f[j] = (ext_[e + 1] - ext_[e - 2]) * ext_[e - 1] - ext_[e] + forcing_;
-    }
-    return f;
-  }
-  // Returns J(y)^T w.
-  std::vector<double> rhs_transpose(const std::vector<double>& y, const std::vector<double>& w) {
-    ring_.gather(y.data(), ext_);
-    std::vector<double> acc(ring_.local() + 3, 0.0);
-    for (int j = 0; j < ring_.local(); ++j) {
-      const int e = j + 2;
-      acc[e + 1] += w[j] * ext_[e - 1];
-      acc[e - 2] -= w[j] * ext_[e - 1];
-      acc[e - 1] += w[j] * (ext_[e + 1] - ext_[e - 2]);
-      acc[e] -= w[j];
-    }
-    std::vector<double> out(ring_.local(), 0.0);
-    ring_.scatter_add(acc, out.data());
-    return out;
-  }
-
   const Ring& ring_;
+  Lorenz96Rhs rhs_;
   double dt_;
   double forcing_ = 8.0;
-  std::vector<double> x_, lambda_, ext_;
+  std::vector<double> x_, lambda_;
   std::vector<double> stages_[4];
   double gforcing_ = 0.0;
 };
@@ -317,7 +330,7 @@ class DiffusionDecay final : public TestStepper {
 /// State variables: u_prev (0) and u (1); step 0 reads only u.
 class Lorenz96Leapfrog final : public TestStepper {
  public:
-  Lorenz96Leapfrog(const Ring& ring, double dt) : ring_(ring), dt_(dt) {
+  Lorenz96Leapfrog(const Ring& ring, double dt) : ring_(ring), rhs_(ring), dt_(dt) {
     const int m = ring.local();
     u_prev_.resize(m);
     u_.resize(m);
@@ -348,7 +361,7 @@ class Lorenz96Leapfrog final : public TestStepper {
 
   void forward(Step i, bool record) override {
     if (record) u_in_ = u_;
-    const std::vector<double> f = rhs(u_);
+    const std::vector<double> f = rhs_(u_, 8.0);
     for (int j = 0; j < ring_.local(); ++j) {
       const double next = i == 0 ? u_[j] + dt_ * f[j] : u_prev_[j] + 2.0 * dt_ * f[j];
       u_prev_[j] = u_[j];
@@ -365,7 +378,7 @@ class Lorenz96Leapfrog final : public TestStepper {
     const double c = i == 0 ? dt_ : 2.0 * dt_;
     std::vector<double> w(ring_.local());
     for (int j = 0; j < ring_.local(); ++j) w[j] = c * l_[j];
-    const std::vector<double> jt = rhs_transpose(u_in_, w);
+    const std::vector<double> jt = rhs_.transpose(u_in_, w);
     for (int j = 0; j < ring_.local(); ++j) {
       const double lu = l_prev_[j] + jt[j] + (i == 0 ? l_[j] : 0.0);
       const double lprev = i == 0 ? 0.0 : l_[j];
@@ -387,33 +400,10 @@ class Lorenz96Leapfrog final : public TestStepper {
   std::vector<double> gradient() override { return l_; }
 
  private:
-  std::vector<double> rhs(const std::vector<double>& y) {
-    ring_.gather(y.data(), ext_);
-    std::vector<double> f(ring_.local());
-    for (int j = 0; j < ring_.local(); ++j) {
-      const int e = j + 2;
-      f[j] = (ext_[e + 1] - ext_[e - 2]) * ext_[e - 1] - ext_[e] + 8.0;
-    }
-    return f;
-  }
-  std::vector<double> rhs_transpose(const std::vector<double>& y, const std::vector<double>& w) {
-    ring_.gather(y.data(), ext_);
-    std::vector<double> acc(ring_.local() + 3, 0.0);
-    for (int j = 0; j < ring_.local(); ++j) {
-      const int e = j + 2;
-      acc[e + 1] += w[j] * ext_[e - 1];
-      acc[e - 2] -= w[j] * ext_[e - 1];
-      acc[e - 1] += w[j] * (ext_[e + 1] - ext_[e - 2]);
-      acc[e] -= w[j];
-    }
-    std::vector<double> out(ring_.local(), 0.0);
-    ring_.scatter_add(acc, out.data());
-    return out;
-  }
-
   const Ring& ring_;
+  Lorenz96Rhs rhs_;
   double dt_;
-  std::vector<double> u_prev_, u_, u_in_, l_prev_, l_, ext_;
+  std::vector<double> u_prev_, u_, u_in_, l_prev_, l_;
 };
 
 }  // namespace rwd::testing
