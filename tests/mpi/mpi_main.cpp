@@ -1,10 +1,13 @@
 // Shared main of the MPI tests: initialises MPI once, lets only rank 0 print, and makes every
-// rank exit non-zero if any rank failed, so mpiexec and ctest see one verdict.
+// rank exit non-zero if any rank failed, so mpiexec and ctest see one verdict. It asks for
+// MPI_THREAD_MULTIPLE, which the asynchronous stores need to overlap collective I/O (tests read
+// what was granted with MPI_Query_thread).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

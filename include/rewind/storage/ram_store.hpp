@@ -1,0 +1,60 @@
+#pragma once
+/// @file
+/// RamStore ("ram"): checkpoints in this rank's memory.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rewind/storage/store.hpp"
+
+namespace rwd::storage {
+
+/// Rank-local checkpoint store in RAM. Nothing is collective and no rank talks to another: each
+/// rank keeps its own blocks. Each checkpoint occupies one slot, a buffer holding all its fields
+/// back to back. StoreConfig::capacity slots of StoreConfig::slot_doubles doubles are allocated
+/// and touched at construction (so the first write does not page-fault), reused after erase
+/// (best fit), and more slots are added, or a slot enlarged, when a checkpoint does not fit.
+/// put copies each field once into the slot; get copies it once out. Not thread-safe.
+class RamStore final : public Store {
+ public:
+  /// Not collective. config.comm is only used to name the rank in error messages.
+  explicit RamStore(const StoreConfig& config);
+  ~RamStore() override;
+
+  std::string name() const override { return "ram"; }
+  void put(const Key& key, const CheckpointView& checkpoint) override;
+  void get(const Key& key, const CheckpointSpan& out) override;
+  void erase(const Key& key) override;
+  bool contains(const Key& key) const override;
+  StoreStats stats() const override { return stats_; }
+
+  /// Slots allocated so far (held or free).
+  std::int64_t slots() const { return static_cast<std::int64_t>(slots_.size()); }
+  /// Bytes allocated for slots so far.
+  std::int64_t allocated_bytes() const;
+  /// Times a slot had to be allocated or enlarged after construction.
+  std::int64_t grow_count() const { return grow_count_; }
+
+ private:
+  struct Slot {
+    std::unique_ptr<double[]> data;
+    std::size_t capacity = 0;
+  };
+  struct Entry;
+
+  std::size_t take_slot(std::size_t doubles);
+  static Slot allocate(std::size_t doubles, bool touch);
+
+  int rank_ = -1;
+  std::vector<Slot> slots_;
+  std::vector<std::size_t> free_;  ///< indices of unused slots
+  std::map<Key, std::unique_ptr<Entry>> entries_;
+  StoreStats stats_;
+  std::int64_t grow_count_ = 0;
+};
+
+}  // namespace rwd::storage

@@ -1,0 +1,135 @@
+#pragma once
+/// @file
+/// Checkpoint stores: where restart states and step adjoint data live between the forward and
+/// the reverse sweep. One interface, implementations chosen by name ("ram", "hdf5").
+///
+/// A checkpoint is a list of named distributed arrays (each rank passes its own block of a
+/// global 1-D array of doubles) plus named scalars (time, step size, ...).
+
+#include <mpi.h>
+
+#include <compare>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rwd::storage {
+
+/// What a checkpoint holds: the restart state at a step boundary, or one step's adjoint data.
+enum class Kind : std::uint8_t { Restart = 0, Adjoint = 1 };
+
+/// Identifies a checkpoint: restart state x_step, or the adjoint data of step `step`.
+struct Key {
+  std::int64_t step = 0;
+  Kind kind = Kind::Restart;
+  friend auto operator<=>(const Key&, const Key&) = default;
+};
+
+/// "restart 12" / "adjoint 12" for messages.
+std::string to_string(const Key& key);
+
+/// This rank's block of a distributed array, for writing.
+struct FieldView {
+  std::string_view name;
+  std::span<const double> data;  ///< this rank's block
+  std::int64_t offset = 0;       ///< global index of data[0]
+  std::int64_t global_size = 0;  ///< length of the whole array over all ranks
+};
+
+/// This rank's block of a distributed array, for reading into.
+struct FieldSpan {
+  std::string_view name;
+  std::span<double> data;
+  std::int64_t offset = 0;
+  std::int64_t global_size = 0;
+};
+
+struct Scalar {
+  std::string_view name;
+  double value = 0.0;
+};
+
+/// A checkpoint to write. Field and scalar names must be unique within the checkpoint.
+struct CheckpointView {
+  std::span<const FieldView> fields;
+  std::span<const Scalar> scalars;
+};
+
+/// Buffers to read a checkpoint into: fields in the same order, names and sizes as written;
+/// scalars are matched by name and their values filled in.
+struct CheckpointSpan {
+  std::span<const FieldSpan> fields;
+  std::span<Scalar> scalars;
+};
+
+/// Counters every store keeps (this rank's view).
+struct StoreStats {
+  std::int64_t writes = 0;
+  std::int64_t reads = 0;
+  std::int64_t bytes_written = 0;  ///< this rank's bytes
+  std::int64_t bytes_read = 0;
+  double write_seconds = 0.0;
+  double read_seconds = 0.0;
+  std::int64_t live = 0;       ///< checkpoints held now
+  std::int64_t peak_live = 0;  ///< most checkpoints held at once
+};
+
+/// How to build a store.
+struct StoreConfig {
+  MPI_Comm comm = MPI_COMM_SELF;  ///< the solver's communicator (duplicated by the store)
+  std::string directory = ".";    ///< disk stores: where the file goes
+  bool keep_files = false;        ///< disk stores: keep the file after a clean close
+  std::string label = "run";      ///< disk stores: part of the file name (e.g. ensemble member)
+  std::int64_t capacity = 0;      ///< RAM store: slots to preallocate (0 = grow on demand)
+  std::int64_t slot_doubles = 0;  ///< RAM store: doubles per slot to preallocate
+};
+
+/// A checkpoint store. Whether put/get/erase are collective is stated by each store: RamStore
+/// is rank-local; Hdf5Store is collective on its communicator (every rank calls with the same
+/// keys in the same order). Errors are rwd::Error; on collective paths every rank throws.
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual std::string name() const = 0;
+
+  /// Stores `checkpoint` under `key`. Throws if the key is already held.
+  virtual void put(const Key& key, const CheckpointView& checkpoint) = 0;
+
+  /// Reads checkpoint `key` into `out`. Throws Error(InvalidArgument) if the key is missing or
+  /// the fields do not match what was written (names, sizes, offsets), Error(Corrupt) if the
+  /// data fails its checksum.
+  virtual void get(const Key& key, const CheckpointSpan& out) = 0;
+
+  /// Frees checkpoint `key`. Throws if it is not held.
+  virtual void erase(const Key& key) = 0;
+
+  virtual bool contains(const Key& key) const = 0;
+  virtual StoreStats stats() const = 0;
+
+  /// Disk stores: the file path (empty for RAM).
+  virtual std::string path() const { return {}; }
+
+  /// The communicator put/get/erase/flush are collective on (the store's own duplicate), or
+  /// MPI_COMM_NULL for a rank-local store. Not collective.
+  virtual MPI_Comm collective_comm() const { return MPI_COMM_NULL; }
+
+  /// Waits until every earlier call has taken effect and makes it durable where the store can
+  /// (a disk store flushes and syncs its file). Collective like put(). Rethrows a deferred error
+  /// of an asynchronous store.
+  virtual void flush() {}
+
+  /// Marks the run as failed: a disk store then deletes its file at destruction even when
+  /// keep_files is set. Not collective; never throws. For error paths of the layers above.
+  virtual void abandon() noexcept {}
+};
+
+/// Builds store `name` ("ram", "hdf5"). Collective on config.comm for collective stores.
+std::unique_ptr<Store> make_store(std::string_view name, const StoreConfig& config);
+
+/// The registered store names, "ram, hdf5".
+std::string store_names();
+
+}  // namespace rwd::storage

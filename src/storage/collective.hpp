@@ -1,0 +1,43 @@
+#pragma once
+// How the collective stores agree on failure, so that no rank is left waiting in a collective
+// and every rank throws the same rwd::Error.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rewind/error.hpp"
+
+namespace rwd::storage::detail {
+
+/// Throws Error(Mpi) naming `what` and MPI's error string unless rc == MPI_SUCCESS.
+void mpi_check(int rc, const char* what);
+
+int comm_rank(MPI_Comm comm);
+int comm_size(MPI_Comm comm);
+
+/// Collective on `comm`. Every rank passes its own failure, if any. When some rank failed,
+/// every rank throws the failure of the lowest failing rank (code and message), with a note of
+/// how many ranks failed. When none failed but `layout` differs between ranks, every rank throws
+/// Error(InvalidArgument, mismatch). One MPI_Allreduce when nothing failed.
+void agree(MPI_Comm comm, const std::optional<Error>& local, std::uint64_t layout = 0,
+           const std::string& mismatch = {});
+
+/// Runs `fn`, turning whatever it throws into an Error for agree().
+template <class Fn>
+std::optional<Error> capture(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::bad_alloc&) {
+    return Error(ErrorCode::Io, "out of memory");
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::Internal, e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace rwd::storage::detail

@@ -1,0 +1,132 @@
+#include "rewind/storage/ram_store.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "layout.hpp"
+#include "rewind/error.hpp"
+
+namespace rwd::storage {
+
+struct RamStore::Entry {
+  std::size_t slot = 0;
+  detail::Layout layout;
+};
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+RamStore::RamStore(const StoreConfig& config) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized && config.comm != MPI_COMM_NULL) MPI_Comm_rank(config.comm, &rank_);
+  require(config.capacity >= 0 && config.slot_doubles >= 0,
+          "ram store: capacity and slot_doubles must be >= 0, got " +
+              std::to_string(config.capacity) + " and " + std::to_string(config.slot_doubles));
+  if (config.slot_doubles > 0) {
+    slots_.reserve(static_cast<std::size_t>(config.capacity));
+    for (std::int64_t i = 0; i < config.capacity; ++i) {
+      slots_.push_back(allocate(static_cast<std::size_t>(config.slot_doubles), true));
+      free_.push_back(slots_.size() - 1);
+    }
+  }
+}
+
+RamStore::~RamStore() = default;
+
+RamStore::Slot RamStore::allocate(std::size_t doubles, bool touch) {
+  Slot slot;
+  slot.data.reset(new double[doubles]);  // uninitialised: touched below or by the first put
+  slot.capacity = doubles;
+  if (touch) std::memset(slot.data.get(), 0, doubles * sizeof(double));
+  return slot;
+}
+
+std::int64_t RamStore::allocated_bytes() const {
+  std::int64_t n = 0;
+  for (const auto& s : slots_) n += static_cast<std::int64_t>(s.capacity * sizeof(double));
+  return n;
+}
+
+std::size_t RamStore::take_slot(std::size_t doubles) {
+  // Best fit among the free slots; otherwise enlarge the largest free one; otherwise a new one.
+  auto best = free_.end();
+  auto largest = free_.end();
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    const std::size_t cap = slots_[*it].capacity;
+    if (cap >= doubles && (best == free_.end() || cap < slots_[*best].capacity)) best = it;
+    if (largest == free_.end() || cap > slots_[*largest].capacity) largest = it;
+  }
+  if (best != free_.end()) {
+    const std::size_t index = *best;
+    free_.erase(best);
+    return index;
+  }
+  ++grow_count_;
+  if (largest != free_.end()) {
+    const std::size_t index = *largest;
+    free_.erase(largest);
+    slots_[index] = Slot{};  // release before allocating the larger buffer
+    slots_[index] = allocate(doubles, false);
+    return index;
+  }
+  slots_.push_back(allocate(doubles, false));
+  return slots_.size() - 1;
+}
+
+void RamStore::put(const Key& key, const CheckpointView& checkpoint) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (contains(key)) detail::throw_duplicate("ram store", key, rank_);
+  detail::validate_put("ram store", key, checkpoint, rank_);
+  auto entry = std::make_unique<Entry>(Entry{0, detail::layout_of(checkpoint)});
+  const auto total = static_cast<std::size_t>(entry->layout.doubles());
+  entry->slot = take_slot(total);
+  double* dst = slots_[entry->slot].data.get();
+  for (const auto& f : checkpoint.fields) {
+    if (!f.data.empty()) std::memcpy(dst, f.data.data(), f.data.size_bytes());
+    dst += f.data.size();
+  }
+  entries_.emplace(key, std::move(entry));
+  stats_.writes += 1;
+  stats_.bytes_written += static_cast<std::int64_t>(total * sizeof(double));
+  stats_.live = static_cast<std::int64_t>(entries_.size());
+  stats_.peak_live = std::max(stats_.peak_live, stats_.live);
+  stats_.write_seconds += seconds_since(t0);
+}
+
+void RamStore::get(const Key& key, const CheckpointSpan& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) detail::throw_missing("ram store", "get", key, rank_);
+  const Entry& entry = *it->second;
+  detail::validate_get("ram store", key, entry.layout, out, rank_);
+  const double* src = slots_[entry.slot].data.get();
+  for (const auto& f : out.fields) {
+    if (!f.data.empty()) std::memcpy(f.data.data(), src, f.data.size_bytes());
+    src += f.data.size();
+  }
+  detail::fill_scalars(entry.layout, out);
+  stats_.reads += 1;
+  stats_.bytes_read += entry.layout.doubles() * static_cast<std::int64_t>(sizeof(double));
+  stats_.read_seconds += seconds_since(t0);
+}
+
+void RamStore::erase(const Key& key) {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) detail::throw_missing("ram store", "erase", key, rank_);
+  free_.push_back(it->second->slot);
+  entries_.erase(it);
+  stats_.live = static_cast<std::int64_t>(entries_.size());
+}
+
+bool RamStore::contains(const Key& key) const {
+  return entries_.count(key) != 0;
+}
+
+}  // namespace rwd::storage
