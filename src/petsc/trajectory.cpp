@@ -195,6 +195,7 @@ struct Rewind {
   double first_step_seconds = 0.0;     // this run's first step
   bool deferred = false;               // planning waits for the first step (auto costs)
   PetscInt planned_steps = 0;          // counted at set(0); 0 = adaptive (online)
+  std::string fsal;                    // the RK type if it is first-same-as-last, else empty
   Vec x0 = nullptr;                    // x_0, kept while planning waits
   TS ts = nullptr;                     // the TS whose adapter is hooked
   ~Rewind() {
@@ -371,6 +372,17 @@ void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
   hook_adapt(ts);
   take_attempted_step(ts);
   rw.planned_steps = adaptive(ts) ? 0 : planned_steps(ts);
+  rw.fsal.clear();
+  PetscBool is_rk = PETSC_FALSE;
+  REWIND_PETSC(PetscObjectTypeCompare((PetscObject)ts, TSRK, &is_rk));
+  if (is_rk) {
+    PetscBool fsal = PETSC_FALSE;
+    TSRKType type = nullptr;
+    REWIND_PETSC(
+        TSRKGetTableau(ts, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &fsal));
+    REWIND_PETSC(TSRKGetType(ts, &type));
+    if (fsal) rw.fsal = type;
+  }
   rw.step_seconds_sum = 0.0;
   rw.step_seconds_count = 0;
   rw.first_step_seconds = 0.0;
@@ -640,6 +652,15 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscFunctionReturn(0);
   }
   const auto& s = rw.stats;
+  if (!rw.fsal.empty() && s.recomputed() > 0) {
+    // Known limitation, see docs/petsc.md.
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    note: RK %s is first-same-as-last; a step recomputed from a restored state evaluates "
+        "its first stage afresh instead of reusing the previous step's last one, so this "
+        "gradient matches store-all to rounding, not bit for bit\n",
+        rw.fsal.c_str()));
+  }
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
       (long long)s.steps, (long long)s.forward_steps, (long long)s.recomputed(),
