@@ -9,6 +9,7 @@ packages=(
   libhdf5-openmpi-dev hdf5-tools
   libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
+  python3-matplotlib python3-h5py
 )
 
 missing=()
