@@ -2,9 +2,8 @@
 //
 // The reverse of [l, h) with s slots (one holding x_l) advances m steps, stores x_{l+m},
 // reverses [l+m, h) with s-1 slots, then restores x_l and reverses [l, l+m) with s slots.
-// With r the repetition number of h-l, the cost (r+1)(h-l) - beta(s+1, r-1) is met exactly
-// when m <= beta(s, r-1), m >= beta(s, r-2), and h-l-m lies in [beta(s-1, r-1), beta(s-1, r)]
-// (the cost is the upper envelope of lines whose slopes step by one at beta(s, r)). The stack of
+// The split m is revolve_split() (segments.hpp): the cost is the upper envelope of lines whose
+// slopes step by one at beta(s, r), so the optimum has a closed-form range of splits. The stack of
 // stored positions replaces the recursion, so memory is O(s) and each action O(r + s).
 #include <algorithm>
 #include <deque>
@@ -13,22 +12,11 @@
 #include "builtin.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/binomial.hpp"
+#include "segments.hpp"
 
 namespace rwd::schedule::detail {
 
 namespace {
-
-Step binomial_split(Step length, std::int64_t slots) {
-  const std::int64_t r = repetitions(length, slots);
-  const Step lo = std::max({Step{1}, beta(slots, r - 2), length - beta(slots - 1, r)});
-  const Step hi = std::min({length - 1, beta(slots, r - 1), length - beta(slots - 1, r - 1)});
-  if (lo > hi) {
-    throw Error(ErrorCode::Internal, "revolve: no optimal split for length " +
-                                         std::to_string(length) + " with " + std::to_string(slots) +
-                                         " slots");
-  }
-  return hi;
-}
 
 class RevolveSchedule final : public Schedule {
  public:
@@ -89,7 +77,7 @@ class RevolveSchedule final : public Schedule {
       store_next_ = true;
     }
     const auto slots = params_.ram - static_cast<std::int64_t>(stack_.size()) + 1;
-    const Step m = slots <= 1 ? length - 1 : binomial_split(length, slots);
+    const Step m = slots <= 1 ? length - 1 : revolve_split(length, slots);
     pending_.push_back(
         Forward{pos, pos + m, store_next_, false, store_next_ ? Level::Ram : Level::None});
     store_next_ = false;
