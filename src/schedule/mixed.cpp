@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "builtin.hpp"
+#include "convex_envelope.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/binomial.hpp"
 #include "rewind/schedule/mixed.hpp"
@@ -31,44 +32,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kExactBudget = 6e7;
 constexpr Step kWindow = 8;
 constexpr std::int64_t kMaxCells = 40'000'000;
-
-// Lower convex envelope of points with increasing x (see twolevel.cpp).
-class Envelope {
- public:
-  void add(double x, double y) {
-    if (!std::isfinite(y)) {
-      open_ = false;
-      return;
-    }
-    open_ = true;
-    while (x_.size() >= 2) {
-      const std::size_t k = x_.size();
-      if ((y_[k - 1] - y_[k - 2]) * (x - x_[k - 2]) >= (y - y_[k - 2]) * (x_[k - 1] - x_[k - 2])) {
-        x_.pop_back();
-        y_.pop_back();
-      } else {
-        break;
-      }
-    }
-    x_.push_back(x);
-    y_.push_back(y);
-  }
-  double end() const { return open_ ? kInf : x_.back(); }
-  double at(double x) const {
-    if (x_.empty() || x > end()) return kInf;
-    const std::size_t k = x_.size();
-    if (k == 1) return y_[0];
-    std::size_t i =
-        static_cast<std::size_t>(std::upper_bound(x_.begin(), x_.end(), x) - x_.begin());
-    i = std::clamp<std::size_t>(i, 1, k - 1);
-    const double t = (x - x_[i - 1]) / (x_[i] - x_[i - 1]);
-    return y_[i - 1] + t * (y_[i] - y_[i - 1]);
-  }
-
- private:
-  std::vector<double> x_, y_;
-  bool open_ = true;
-};
 
 }  // namespace
 
@@ -185,7 +148,7 @@ class MixedTable {
     value.assign(N + 1, kInf);
     arg.assign(N + 1, 0);
     value[1] = 1.0;
-    Envelope own, low;
+    ConvexEnvelope own, low;
     own.add(1.0, 1.0);
     low.add(1.0, below[1]);
     Step pm = 2;
@@ -198,7 +161,7 @@ class MixedTable {
           return static_cast<double>(i) + own.at(static_cast<double>(i)) +
                  low.at(static_cast<double>(Ls - i));
         };
-        const double low_end = low.end();
+        const double low_end = low.domain_end();
         const Step lo = std::max<Step>(
             2, low_end >= static_cast<double>(Ls) ? 2 : Ls - static_cast<Step>(low_end));
         const Step hi = Ls - 1;

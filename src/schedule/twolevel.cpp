@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "builtin.hpp"
+#include "convex_envelope.hpp"
 #include "rewind/error.hpp"
 #include "segments.hpp"
 #include "twolevel_table.hpp"
@@ -53,48 +54,6 @@ std::uint32_t encode(Step m, bool disk) {
 Step split_of(std::uint32_t code) {
   return static_cast<Step>(code >> 1);
 }
-
-// Lower convex envelope of points added with increasing x, as an extended-value convex function:
-// +infinity past the last point if the points added after it were infinite (their domain ends
-// there), else the last segment continued (a convex extension, below any value there).
-class Hull {
- public:
-  void add(double x, double y) {
-    if (!std::isfinite(y)) {
-      open_end_ = false;
-      return;
-    }
-    open_end_ = true;
-    while (x_.size() >= 2) {
-      const std::size_t k = x_.size();
-      // Drop the last vertex if it is not strictly below the chord to the new point.
-      if ((y_[k - 1] - y_[k - 2]) * (x - x_[k - 2]) >= (y - y_[k - 2]) * (x_[k - 1] - x_[k - 2])) {
-        x_.pop_back();
-        y_.pop_back();
-      } else {
-        break;
-      }
-    }
-    x_.push_back(x);
-    y_.push_back(y);
-  }
-  // The largest x with a finite value.
-  double domain_end() const { return open_end_ ? kInf : x_.back(); }
-  double at(double x) const {
-    const std::size_t k = x_.size();
-    if (x > domain_end()) return kInf;
-    if (k == 1) return y_[0];
-    std::size_t i =
-        static_cast<std::size_t>(std::upper_bound(x_.begin(), x_.end(), x) - x_.begin());
-    i = std::clamp<std::size_t>(i, 1, k - 1);
-    const double t = (x - x_[i - 1]) / (x_[i] - x_[i - 1]);
-    return y_[i - 1] + t * (y_[i] - y_[i - 1]);
-  }
-
- private:
-  std::vector<double> x_, y_;
-  bool open_end_ = true;
-};
 
 }  // namespace
 
@@ -249,7 +208,7 @@ class TableImpl final : public DiskPolicy {
     const auto N = static_cast<std::size_t>(n_);
     value.assign(N + 1, kInf);
     arg.assign(N + 1, 0);
-    Hull hk, hr;
+    ConvexEnvelope hk, hr;
     value[1] = 1.0;
     hk.add(1.0, 1.0);
     hr.add(1.0, 1.0);

@@ -1,0 +1,58 @@
+#pragma once
+// Private: the lower convex envelope of points added with increasing x, used by the two-level
+// and mixed programmes to evaluate piecewise-linear cost functions.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+namespace rwd::schedule::detail {
+
+/// An extended-value convex function: +infinity past the last point if the points added after it
+/// were infinite (their domain ends there), else the last segment continued (a convex extension,
+/// below any value there).
+class ConvexEnvelope {
+ public:
+  void add(double x, double y) {
+    if (!std::isfinite(y)) {
+      open_end_ = false;
+      return;
+    }
+    open_end_ = true;
+    while (x_.size() >= 2) {
+      const std::size_t k = x_.size();
+      // Drop the last vertex if it is not strictly below the chord to the new point.
+      if ((y_[k - 1] - y_[k - 2]) * (x - x_[k - 2]) >= (y - y_[k - 2]) * (x_[k - 1] - x_[k - 2])) {
+        x_.pop_back();
+        y_.pop_back();
+      } else {
+        break;
+      }
+    }
+    x_.push_back(x);
+    y_.push_back(y);
+  }
+
+  /// The largest x with a finite value.
+  double domain_end() const { return open_end_ ? kInf : x_.back(); }
+
+  double at(double x) const {
+    if (x_.empty() || x > domain_end()) return kInf;
+    const std::size_t k = x_.size();
+    if (k == 1) return y_[0];
+    std::size_t i =
+        static_cast<std::size_t>(std::upper_bound(x_.begin(), x_.end(), x) - x_.begin());
+    i = std::clamp<std::size_t>(i, 1, k - 1);
+    const double t = (x - x_[i - 1]) / (x_[i] - x_[i - 1]);
+    return y_[i - 1] + t * (y_[i] - y_[i - 1]);
+  }
+
+ private:
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> x_, y_;
+  bool open_end_ = true;
+};
+
+}  // namespace rwd::schedule::detail
