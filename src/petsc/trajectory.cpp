@@ -62,7 +62,21 @@ class TsStepper final : public rwd::engine::Stepper {
  public:
   TsStepper(TS ts, Rewind& rw) : ts_(ts), rw_(rw) {}
 
-  std::vector<Field> state() override { return {field("X", ts_->vec_sol)}; }
+  // For a first-same-as-last RK method the restart data also holds the previous step's last
+  // stage value, from which a restored run rebuilds the reused stage derivative (forward()).
+  std::vector<Field> state() override {
+    std::vector<Field> out{field("X", ts_->vec_sol)};
+    if (fsal) {
+      PetscInt ns = 0;
+      Vec* Y = nullptr;
+      REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+      out.push_back(field("Y_last", Y[ns - 1]));
+    }
+    return out;
+  }
+
+  bool fsal = false;      // first-same-as-last RK: see state() and forward()
+  bool restored = false;  // a restart checkpoint was just loaded
 
   std::vector<Field> pullback() override {
     PetscInt ns = 0;
@@ -87,6 +101,7 @@ class TsStepper final : public rwd::engine::Stepper {
       for (PetscInt j = 0; j < ns; ++j) REWIND_PETSC(PetscObjectStateIncrease((PetscObject)Y[j]));
     } else {
       ts_->steprestart = PETSC_TRUE;  // first-same-as-last methods must not reuse a stale stage
+      restored = true;
     }
   }
 
@@ -226,6 +241,29 @@ void TsStepper::forward(Step i, bool) {
   REWIND_PETSC(TSGetAdapt(ts_, &adapt));
   const PetscBool always_accept = adapt->always_accept;
   REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));
+  if (fsal && restored && i > 0) {
+    // In the forward run step i reused f(t_i, Y_last) of step i-1 as its first stage
+    // derivative. A zero-length step from Y_last at t_i evaluates exactly that (every stage of
+    // it is Y_last), leaving it where the next step takes it from; then x_i is put back.
+    PetscInt ns = 0;
+    Vec* Y = nullptr;
+    REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+    Vec x = nullptr;
+    REWIND_PETSC(VecDuplicate(ts_->vec_sol, &x));
+    REWIND_PETSC(VecCopy(ts_->vec_sol, x));
+    REWIND_PETSC(VecCopy(Y[ns - 1], ts_->vec_sol));
+    REWIND_PETSC(TSSetTimeStep(ts_, 0.0));
+    ts_->steprestart = PETSC_TRUE;
+    REWIND_PETSC(TSStep(ts_));
+    REWIND_PETSC(VecCopy(x, ts_->vec_sol));
+    REWIND_PETSC(VecDestroy(&x));
+    ts_->steps = static_cast<PetscInt>(i);
+    ts_->ptime = rw_.times[k];
+    ts_->ptime_prev = rw_.times[k - 1];
+    ts_->steprestart = PETSC_FALSE;
+    REWIND_PETSC(TSSetTimeStep(ts_, rw_.dts[k]));
+  }
+  restored = false;
   REWIND_PETSC(TSStep(ts_));
   REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, always_accept));
   if (ts_->reason < 0) {
@@ -383,6 +421,7 @@ void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
     REWIND_PETSC(TSRKGetType(ts, &type));
     if (fsal) rw.fsal = type;
   }
+  rw.stepper->fsal = !rw.fsal.empty();
   rw.step_seconds_sum = 0.0;
   rw.step_seconds_count = 0;
   rw.first_step_seconds = 0.0;
@@ -438,9 +477,13 @@ void plan_run(TSTrajectory tj, TS ts) {
     PetscInt n = 0;
     REWIND_PETSC(VecGetLocalSize(ts->vec_sol, &n));
     long long local = static_cast<long long>(n) * static_cast<long long>(sizeof(PetscScalar));
-    long long largest = 0;
-    MPI_Allreduce(&local, &largest, 1, MPI_LONG_LONG, MPI_MAX, comm);
-    const auto per_stage_checkpoint = static_cast<long long>(rw.stepper->pullback().size());
+    long long vector_bytes = 0;
+    MPI_Allreduce(&local, &vector_bytes, 1, MPI_LONG_LONG, MPI_MAX, comm);
+    // A restart checkpoint holds every state field (two vectors for FSAL Runge-Kutta); a stage
+    // checkpoint holds the stages and the solution.
+    const long long largest = vector_bytes * static_cast<long long>(rw.stepper->state().size());
+    const long long per_stage_checkpoint =
+        vector_bytes * static_cast<long long>(rw.stepper->pullback().size());
     const auto slots = [&](long long bytes) {
       return bytes > 0 ? static_cast<std::int64_t>(rw.opt.ram_bytes / static_cast<double>(bytes))
                        : kUnlimitedRam;
@@ -450,7 +493,7 @@ void plan_run(TSTrajectory tj, TS ts) {
                                           " holds no checkpoint of " + std::to_string(largest) +
                                           " bytes; raise it");
     p.ram = std::min<std::int64_t>(p.ram, slots(largest));
-    ram_for_stages = std::min<std::int64_t>(ram_for_stages, slots(largest * per_stage_checkpoint));
+    ram_for_stages = std::min<std::int64_t>(ram_for_stages, slots(per_stage_checkpoint));
   }
   if (p.steps > 0) {  // more slots than steps are of no use
     p.ram = std::min<std::int64_t>(p.ram, p.steps);
@@ -652,13 +695,13 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscFunctionReturn(0);
   }
   const auto& s = rw.stats;
-  if (!rw.fsal.empty() && s.recomputed() > 0) {
+  if (!rw.fsal.empty() && p.steps == 0 && s.recomputed() > 0) {
     // Known limitation, see docs/petsc.md.
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "    note: RK %s is first-same-as-last; a step recomputed from a restored state evaluates "
-        "its first stage afresh instead of reusing the previous step's last one, so this "
-        "gradient matches store-all to rounding, not bit for bit\n",
+        "    note: RK %s is first-same-as-last and the steps are adaptive; recomputed steps do not "
+        "reproduce the reused first stage exactly there, so this gradient matches store-all to "
+        "rounding, not bit for bit\n",
         rw.fsal.c_str()));
   }
   PetscCall(PetscViewerASCIIPrintf(
