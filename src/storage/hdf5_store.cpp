@@ -146,6 +146,24 @@ Hid make_space(hsize_t n) {
   return make_hid(H5Screate_simple(1, dims, nullptr), H5Sclose, "H5Screate_simple");
 }
 
+// This rank's block of a dataset: the file-space hyperslab [offset, offset + count) and a
+// matching memory space (both selecting nothing for an empty block, which HDF5 still needs for
+// the collective call).
+std::pair<Hid, Hid> select_block(hid_t dataset, std::int64_t offset, hsize_t count) {
+  Hid file_space = make_hid(H5Dget_space(dataset), H5Sclose, "H5Dget_space");
+  const hsize_t start = static_cast<hsize_t>(offset);
+  Hid memory_space = make_space(std::max<hsize_t>(count, 1));
+  if (count > 0) {
+    h5_check(
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
+        "H5Sselect_hyperslab");
+  } else {
+    h5_check(H5Sselect_none(file_space.get()), "H5Sselect_none");
+    h5_check(H5Sselect_none(memory_space.get()), "H5Sselect_none");
+  }
+  return {std::move(file_space), std::move(memory_space)};
+}
+
 Hid make_scalar_space() {
   return make_hid(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate(H5S_SCALAR)");
 }
@@ -645,18 +663,8 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     const auto& field = checkpoint.fields[f];
     if (field.global_size == 0) continue;  // no storage is allocated for an empty dataset
     s.collective(at + ": writing field '" + std::string(field.name) + in_file, [&] {
-      Hid file_space = make_hid(H5Dget_space(datasets[f].get()), H5Sclose, "H5Dget_space");
       const hsize_t count = field.data.size();
-      const hsize_t start = static_cast<hsize_t>(field.offset);
-      Hid memory_space = make_space(std::max<hsize_t>(count, 1));
-      if (count > 0) {
-        h5_check(
-            H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
-            "H5Sselect_hyperslab");
-      } else {
-        h5_check(H5Sselect_none(file_space.get()), "H5Sselect_none");
-        h5_check(H5Sselect_none(memory_space.get()), "H5Sselect_none");
-      }
+      auto [file_space, memory_space] = select_block(datasets[f].get(), field.offset, count);
       static const double empty = 0.0;
       const double* data = count > 0 ? field.data.data() : &empty;
       h5_check(H5Dwrite(datasets[f].get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
@@ -711,18 +719,8 @@ void Hdf5Store::get(const Key& key, const CheckpointSpan& out) {
     const auto& field = out.fields[f];
     if (field.global_size == 0) continue;
     s.collective(at + ": reading field '" + std::string(field.name) + in_file, [&] {
-      Hid file_space = make_hid(H5Dget_space(datasets[f].get()), H5Sclose, "H5Dget_space");
       const hsize_t count = field.data.size();
-      const hsize_t start = static_cast<hsize_t>(field.offset);
-      Hid memory_space = make_space(std::max<hsize_t>(count, 1));
-      if (count > 0) {
-        h5_check(
-            H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
-            "H5Sselect_hyperslab");
-      } else {
-        h5_check(H5Sselect_none(file_space.get()), "H5Sselect_none");
-        h5_check(H5Sselect_none(memory_space.get()), "H5Sselect_none");
-      }
+      auto [file_space, memory_space] = select_block(datasets[f].get(), field.offset, count);
       double empty = 0.0;
       double* data = count > 0 ? field.data.data() : &empty;
       h5_check(H5Dread(datasets[f].get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
