@@ -315,15 +315,23 @@ bool adaptive(TS ts) {
   return !none;
 }
 
-bool stores_adjoint_data(const std::string& name, const rs::ScheduleParams& p) {
+// One replay of schedule `name`: its cost, and whether it stores stages (a step's adjoint data)
+// in RAM or on disk.
+struct Replay {
+  double cost = 0.0;
+  bool stores_stages = false;
+};
+
+Replay replay(const std::string& name, const rs::ScheduleParams& p) {
   auto s = rs::make_schedule(name, p);
-  bool found = false;
-  rs::simulate(*s, p, [&](const rs::Action& a) {
-    if (const auto* f = std::get_if<rs::Forward>(&a)) {
-      found = found || (f->write_adj_deps && f->level != rs::Level::Work);
-    }
-  });
-  return found;
+  Replay r;
+  r.cost = rs::simulate(*s, p, [&](const rs::Action& a) {
+             if (const auto* f = std::get_if<rs::Forward>(&a)) {
+               r.stores_stages =
+                   r.stores_stages || (f->write_adj_deps && f->level != rs::Level::Work);
+             }
+           }).cost;
+  return r;
 }
 
 // Seconds to write (with fsync) and read back (with the page cache dropped) one checkpoint of
@@ -502,12 +510,20 @@ void plan_run(TSTrajectory tj, TS ts) {
 
   // The parameters schedule `name` runs with: stage-sized slots if it stores stages.
   const bool stages_allowed = !tj->solution_only;
-  const auto params_for = [&](const std::string& name) -> std::optional<rs::ScheduleParams> {
-    if (p.steps == 0 || !stores_adjoint_data(name, p)) return p;
+  // The parameters schedule `name` runs with (stage-sized slots if it stores stages) and its
+  // cost with them; nothing if it needs stages that are not allowed or do not fit.
+  struct Priced {
+    rs::ScheduleParams params;
+    double cost = 0.0;
+  };
+  const rs::ScheduleParams base = p;
+  const auto price = [&](const std::string& name) -> std::optional<Priced> {
+    const Replay r = replay(name, base);
+    if (!r.stores_stages) return Priced{base, r.cost};
     if (!stages_allowed || ram_for_stages < 1) return std::nullopt;
-    rs::ScheduleParams q = p;
+    rs::ScheduleParams q = base;
     q.ram = ram_for_stages;
-    return q;
+    return Priced{q, q.ram == base.ram ? r.cost : replay(name, q).cost};
   };
 
   std::string name = rw.opt.schedule;
@@ -517,23 +533,20 @@ void plan_run(TSTrajectory tj, TS ts) {
     name = rs::ScheduleRegistry::instance().choose(p);
   } else if (name == "auto") {
     // Replay every registered schedule that fits and keep the cheapest.
-    double best = 0;
+    std::optional<Priced> best;
     std::string chosen, rejected;
     for (const auto& e : rs::ScheduleRegistry::instance().list()) {
       try {
-        const auto q = params_for(e.name);
-        if (!q) continue;
-        auto sched = rs::make_schedule(e.name, *q);
-        const double cost = rs::simulate(*sched, *q).cost;
-        if (chosen.empty() || cost < best) {
+        const auto priced = price(e.name);
+        if (priced && (!best || priced->cost < best->cost)) {
+          best = priced;
           chosen = e.name;
-          best = cost;
-          p = *q;
         }
       } catch (const Error& err) {
         rejected += std::string("\n  ") + err.what();
       }
     }
+    if (best) p = best->params;
     rwd::require(!chosen.empty(),
                  "no schedule fits " + rs::describe(p) +
                      (tj->solution_only ? " without storing stages" : "") +
@@ -541,8 +554,8 @@ void plan_run(TSTrajectory tj, TS ts) {
                      rejected);
     name = chosen;
   } else if (p.steps > 0) {
-    const auto q = params_for(name);
-    if (!q) {
+    const auto priced = price(name);
+    if (!priced) {
       throw Error(ErrorCode::InvalidArgument,
                   "-ts_trajectory_rewind_schedule " + name +
                       (tj->solution_only
@@ -551,7 +564,7 @@ void plan_run(TSTrajectory tj, TS ts) {
                            : " stores stages, and -ts_trajectory_rewind_ram_bytes holds none; "
                              "raise it or choose another schedule"));
     }
-    p = *q;
+    p = priced->params;
   }
   rw.schedule = name;
 
