@@ -12,14 +12,13 @@
 // many slots as the free bytes hold states of that interval's largest size.
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <memory>
 #include <string>
 
 #include "builtin.hpp"
+#include "online_base.hpp"
 #include "rewind/error.hpp"
-#include "segments.hpp"
 
 namespace rwd::schedule {
 
@@ -29,9 +28,9 @@ using detail::SegmentStream;
 
 constexpr std::size_t kMaxScored = 256;
 
-class DynamicSchedule final : public Schedule {
+class DynamicSchedule final : public detail::OnlineBase {
  public:
-  explicit DynamicSchedule(const ScheduleParams& p) : Schedule(p) {
+  explicit DynamicSchedule(const ScheduleParams& p) : OnlineBase(p) {
     require(p.ram_bytes > 0.0 || p.ram >= 1,
             "dynamic: give a RAM byte budget (ram_bytes) or RAM slots (each state then counts "
             "one byte)");
@@ -42,7 +41,6 @@ class DynamicSchedule final : public Schedule {
   }
 
   std::string name() const override { return "dynamic"; }
-  bool online() const override { return true; }
 
   void observe_step(Step i, double cost, double bytes) override {
     if (unit_sizes_) bytes = 1.0;
@@ -70,32 +68,7 @@ class DynamicSchedule final : public Schedule {
     finalized_ = true;
   }
 
-  std::optional<Action> next() override {
-    if (!pending_.empty()) return pop();
-    if (!finalized_) {
-      forward();
-      return pop();
-    }
-    if (!reversing_) {
-      reversing_ = true;
-      reverse();
-      if (!pending_.empty()) return pop();
-    }
-    if (stream_) {
-      if (auto a = stream_->next()) return a;
-    }
-    if (ended_) return std::nullopt;
-    ended_ = true;
-    return EndReverse{};
-  }
-
  private:
-  Action pop() {
-    Action a = pending_.front();
-    pending_.pop_front();
-    return a;
-  }
-
   double size(Step i) const {
     const auto k = static_cast<std::size_t>(i);
     if (k < bytes_.size()) return bytes_[k];
@@ -106,7 +79,7 @@ class DynamicSchedule final : public Schedule {
     return prefix_[k] - prefix_[std::min(static_cast<std::size_t>(a), k)];
   }
 
-  void forward() {
+  void sweep() override {
     const Step t = position_;
     if (planned_ && t >= *planned_) {
       throw Error(ErrorCode::Internal,
@@ -146,7 +119,7 @@ class DynamicSchedule final : public Schedule {
     position_ = t + 1;
   }
 
-  void reverse() {
+  void reverse() override {
     const Step n = position_;
     pending_.push_back(EndForward{});
     std::vector<Step> use;
@@ -181,11 +154,6 @@ class DynamicSchedule final : public Schedule {
   std::vector<Step> kept_;
   double live_ = 0.0;
   Step position_ = 0;
-  bool finalized_ = false;
-  bool reversing_ = false;
-  bool ended_ = false;
-  std::deque<Action> pending_;
-  std::unique_ptr<SegmentStream> stream_;
 };
 
 }  // namespace

@@ -6,16 +6,15 @@
 // spill to disk instead of raising the RAM repetition number; the disk intervals are then
 // reversed by the two-level plan.
 #include <algorithm>
-#include <deque>
 #include <memory>
 #include <string>
 
 #include "builtin.hpp"
+#include "online_base.hpp"
 #include "online_placement.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/binomial.hpp"
 #include "rewind/schedule/twolevel.hpp"
-#include "segments.hpp"
 #include "twolevel_table.hpp"
 
 namespace rwd::schedule {
@@ -25,9 +24,9 @@ namespace {
 using detail::OnlinePlacement;
 using detail::SegmentStream;
 
-class OnlineSchedule final : public Schedule {
+class OnlineSchedule final : public detail::OnlineBase {
  public:
-  explicit OnlineSchedule(const ScheduleParams& p) : Schedule(p) {
+  explicit OnlineSchedule(const ScheduleParams& p) : OnlineBase(p) {
     require(p.ram >= 0, "online: RAM slots must be >= 0, got " + std::to_string(p.ram));
     require(p.disk >= 0 || p.disk == kUnlimited,
             "online: disk slots must be >= 0 or unlimited, got " + std::to_string(p.disk));
@@ -54,7 +53,6 @@ class OnlineSchedule final : public Schedule {
   }
 
   std::string name() const override { return "online"; }
-  bool online() const override { return true; }
 
   void finalize(Step n) override {
     require(!finalized_, "online: finalize called twice");
@@ -86,35 +84,11 @@ class OnlineSchedule final : public Schedule {
     return lower_;
   }
 
-  std::optional<Action> next() override {
-    if (!pending_.empty()) return pop();
-    if (!finalized_) {
-      forward();
-      return pop();
-    }
-    if (!reversing_) {
-      reversing_ = true;
-      disk_ ? reverse_two_level() : reverse_ram();
-      if (!pending_.empty()) return pop();
-    }
-    if (stream_) {
-      if (auto a = stream_->next()) return a;
-    }
-    if (ended_) return std::nullopt;
-    ended_ = true;
-    return EndReverse{};
-  }
-
  private:
-  Action pop() {
-    Action a = pending_.front();
-    pending_.pop_front();
-    return a;
-  }
-
   // --- forward sweep -----------------------------------------------------------------------
 
-  void forward() { disk_ ? forward_two_level() : forward_ram(); }
+  void sweep() override { disk_ ? forward_two_level() : forward_ram(); }
+  void reverse() override { disk_ ? reverse_two_level() : reverse_ram(); }
 
   // A step count given in advance only clips the sweep; the driver still calls finalize.
   Step clip(Step to) const { return planned_ ? std::min(to, *planned_) : to; }
@@ -241,14 +215,9 @@ class OnlineSchedule final : public Schedule {
   Step position_ = 0;
   Step last_forward_ = 0;
   Step held_ = 0;  // two-level: the block start held at the current block
-  bool finalized_ = false;
-  bool reversing_ = false;
-  bool ended_ = false;
   Step n_ = 0;
   std::vector<Step> on_disk_;
-  std::deque<Action> pending_;
   std::unique_ptr<detail::TwoLevelTable> table_;
-  std::unique_ptr<SegmentStream> stream_;
   mutable std::optional<double> lower_;
 };
 
