@@ -16,6 +16,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rewind/engine/cursor.hpp"
@@ -134,14 +135,28 @@ class TsStepper final : public rwd::engine::Stepper {
 
 // The exact size of an accepted adaptive step is not kept by TS: TSStep adds it to ptime and
 // replaces it by the next proposal before TSTrajectorySet runs. TSAdaptChoose receives it,
-// though, so the adapter's choose method is wrapped to record the size of every attempt; the
-// last attempt before set(k) is the accepted step k-1.
+// though, so the adapter's choose method is wrapped to record the size of every attempt and
+// whether it was accepted; the attempts before set(k) are those of step k-1, the last accepted.
+//
+// A recomputed step must also repeat the attempts its forward run rejected: rejecting does not
+// always restore the state bit for bit (RK rolls back by subtracting the update it added,
+// x + h*sum(b_j k_j) - h*sum(b_j k_j), which may differ from x in the last bit), and the
+// accepted attempt started from that rolled-back state. So while a step is recomputed the
+// wrapper plays a script instead of the adapter: it rejects the recorded rejected attempts,
+// handing the next recorded size, and accepts the last.
 using ChooseFn = PetscErrorCode (*)(TSAdapt, TS, PetscReal, PetscInt*, PetscReal*, PetscBool*,
                                     PetscReal*, PetscReal*, PetscReal*);
+struct Attempt {
+  PetscReal h = 0;
+  bool accepted = false;
+};
 struct ChooseHook {
   ChooseFn original = nullptr;
-  PetscReal last_h = 0;
-  bool seen = false;
+  std::vector<Attempt> attempts;  // since the last take_attempts()
+  bool replaying = false;
+  std::vector<PetscReal> script;  // the sizes of the attempts to replay; all but the last rejected
+  std::size_t played = 0;
+  PetscReal proposal = 0;  // the next step size to hand back when the last attempt is accepted
 };
 std::map<TSAdapt, ChooseHook>& choose_hooks() {
   static std::map<TSAdapt, ChooseHook> hooks;
@@ -155,9 +170,20 @@ PetscErrorCode recording_choose(TSAdapt adapt, TS ts, PetscReal h, PetscInt* nex
   auto it = choose_hooks().find(adapt);
   PetscCheck(it != choose_hooks().end(), PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "rewind: lost TSAdapt hook");
-  it->second.last_h = h;
-  it->second.seen = true;
-  PetscCall(it->second.original(adapt, ts, h, next_sc, next_h, accept, wlte, wltea, wlter));
+  ChooseHook& hook = it->second;
+  if (hook.replaying) {
+    // An attempt of a different size than recorded is accepted; the caller then finds the step
+    // ending at the wrong time and says so.
+    const std::size_t j = hook.played++;
+    const bool reject = j + 1 < hook.script.size() && h == hook.script[j];
+    *next_sc = 0;
+    *accept = reject ? PETSC_FALSE : PETSC_TRUE;
+    *next_h = reject ? hook.script[j + 1] : (hook.proposal > 0 ? hook.proposal : h);
+    *wlte = *wltea = *wlter = -1;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(hook.original(adapt, ts, h, next_sc, next_h, accept, wlte, wltea, wlter));
+  PetscCallCXX(hook.attempts.push_back({h, *accept == PETSC_TRUE}));
   PetscFunctionReturn(0);
 }
 
@@ -165,7 +191,9 @@ void hook_adapt(TS ts) {
   TSAdapt adapt = nullptr;
   REWIND_PETSC(TSGetAdapt(ts, &adapt));
   if (!adapt->ops->choose || adapt->ops->choose == recording_choose) return;
-  choose_hooks()[adapt] = ChooseHook{adapt->ops->choose, 0, false};
+  ChooseHook hook;
+  hook.original = adapt->ops->choose;
+  choose_hooks()[adapt] = std::move(hook);
   adapt->ops->choose = recording_choose;
 }
 
@@ -177,16 +205,38 @@ void unhook_adapt(TS ts) {
   choose_hooks().erase(it);
 }
 
-// The step size of the last attempt, if the hook saw one; clears it.
-std::optional<PetscReal> take_attempted_step(TS ts) {
+ChooseHook* active_hook(TS ts) {
   auto it = choose_hooks().find(ts->adapt);
-  if (it == choose_hooks().end() || !it->second.seen ||
-      ts->adapt->ops->choose != recording_choose) {
-    return std::nullopt;
-  }
-  it->second.seen = false;
-  return it->second.last_h;
+  if (it == choose_hooks().end() || ts->adapt->ops->choose != recording_choose) return nullptr;
+  return &it->second;
 }
+
+// The attempts the hook saw since the last call (none if it is not installed); clears them.
+std::vector<Attempt> take_attempts(TS ts) {
+  ChooseHook* hook = active_hook(ts);
+  return hook ? std::exchange(hook->attempts, {}) : std::vector<Attempt>{};
+}
+
+// While alive, the hook replays `script` (see ChooseHook) instead of asking the adapter.
+class ReplayAttempts {
+ public:
+  ReplayAttempts(TS ts, std::vector<PetscReal> script, PetscReal proposal)
+      : hook_(active_hook(ts)) {
+    if (!hook_) return;
+    hook_->replaying = true;
+    hook_->script = std::move(script);
+    hook_->played = 0;
+    hook_->proposal = proposal;
+  }
+  ~ReplayAttempts() {
+    if (hook_) hook_->replaying = false;
+  }
+  ReplayAttempts(const ReplayAttempts&) = delete;
+  ReplayAttempts& operator=(const ReplayAttempts&) = delete;
+
+ private:
+  ChooseHook* hook_;
+};
 
 struct Rewind {
   Options opt;
@@ -195,6 +245,9 @@ struct Rewind {
   std::vector<PetscReal> times;     // t_k for k = 0..last_set
   std::vector<PetscReal> proposed;  // the step size TS proposed at set(k)
   std::vector<PetscReal> dts;       // the exact size of step k (t_k -> t_{k+1})
+  // The sizes of the attempts the adapter rejected before accepting step k (few steps have any).
+  std::map<std::size_t, std::vector<PetscReal>> rejected;
+  PetscInt replayed_rejections = 0;  // rejected attempts repeated while recomputing, this run
   PetscInt last_set = -1;
   PetscInt prepared = -1;  // the adjoint step whose data the cursor prepared
   bool forward_ended = false;
@@ -210,7 +263,6 @@ struct Rewind {
   double first_step_seconds = 0.0;     // this run's first step
   bool deferred = false;               // planning waits for the first step (auto costs)
   PetscInt planned_steps = 0;          // counted at set(0); 0 = adaptive (online)
-  std::string fsal;                    // the RK type if it is first-same-as-last, else empty
   Vec x0 = nullptr;                    // x_0, kept while planning waits
   TS ts = nullptr;                     // the TS whose adapter is hooked
   ~Rewind() {
@@ -228,19 +280,24 @@ void TsStepper::on_io(bool write, bool begin) {
 }
 
 void TsStepper::forward(Step i, bool) {
-  // Recompute step i from x_i (already in vec_sol) with the exact step size it used.
+  // Recompute step i from x_i (already in vec_sol) as the forward run took it: the attempts the
+  // adapter rejected, then the accepted one with the exact size it used.
   REWIND_PETSC(PetscLogEventBegin(ev_recompute, 0, 0, 0, 0));
   const TSConvergedReason reason = ts_->reason;
+  const PetscInt rejections = ts_->reject;
   const auto k = static_cast<std::size_t>(i);
+  std::vector<PetscReal> attempts;
+  if (auto r = rw_.rejected.find(k); r != rw_.rejected.end()) attempts = r->second;
+  rw_.replayed_rejections += static_cast<PetscInt>(attempts.size());
+  attempts.push_back(rw_.dts[k]);
   ts_->steps = static_cast<PetscInt>(i);
   ts_->ptime = rw_.times[k];
   ts_->ptime_prev = k > 0 ? rw_.times[k - 1] : rw_.times[0];
-  REWIND_PETSC(TSSetTimeStep(ts_, rw_.dts[k]));
   ts_->reason = TS_CONVERGED_ITERATING;
   TSAdapt adapt = nullptr;
   REWIND_PETSC(TSGetAdapt(ts_, &adapt));
   const PetscBool always_accept = adapt->always_accept;
-  REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));
+  REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));  // if the adapter is not hooked
   if (fsal && restored && i > 0) {
     // In the forward run step i reused f(t_i, Y_last) of step i-1 as its first stage
     // derivative. A zero-length step from Y_last at t_i evaluates exactly that (every stage of
@@ -254,18 +311,25 @@ void TsStepper::forward(Step i, bool) {
     REWIND_PETSC(VecCopy(Y[ns - 1], ts_->vec_sol));
     REWIND_PETSC(TSSetTimeStep(ts_, 0.0));
     ts_->steprestart = PETSC_TRUE;
-    REWIND_PETSC(TSStep(ts_));
+    {
+      ReplayAttempts accept_it(ts_, {}, 0);
+      REWIND_PETSC(TSStep(ts_));
+    }
     REWIND_PETSC(VecCopy(x, ts_->vec_sol));
     REWIND_PETSC(VecDestroy(&x));
     ts_->steps = static_cast<PetscInt>(i);
     ts_->ptime = rw_.times[k];
     ts_->ptime_prev = rw_.times[k - 1];
     ts_->steprestart = PETSC_FALSE;
-    REWIND_PETSC(TSSetTimeStep(ts_, rw_.dts[k]));
   }
   restored = false;
-  REWIND_PETSC(TSStep(ts_));
+  REWIND_PETSC(TSSetTimeStep(ts_, attempts.front()));
+  {
+    ReplayAttempts replay(ts_, std::move(attempts), rw_.proposed[k + 1]);
+    REWIND_PETSC(TSStep(ts_));
+  }
   REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, always_accept));
+  ts_->reject = rejections;  // the forward run counted these attempts already
   if (ts_->reason < 0) {
     throw Error(ErrorCode::Internal, "rewind: recomputing step " + std::to_string(i) + " failed (" +
                                          TSConvergedReasons[ts_->reason] + ")");
@@ -405,6 +469,8 @@ void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
   rw.times.assign(1, t0);
   rw.proposed.assign(1, ts->time_step);
   rw.dts.clear();
+  rw.rejected.clear();
+  rw.replayed_rejections = 0;
   rw.last_set = 0;
   rw.prepared = -1;
   rw.forward_ended = false;
@@ -416,20 +482,15 @@ void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
   rw.stepper = std::make_unique<TsStepper>(ts, rw);
   rw.ts = ts;
   hook_adapt(ts);
-  take_attempted_step(ts);
+  take_attempts(ts);
   rw.planned_steps = adaptive(ts) ? 0 : planned_steps(ts);
-  rw.fsal.clear();
-  PetscBool is_rk = PETSC_FALSE;
+  PetscBool is_rk = PETSC_FALSE, fsal = PETSC_FALSE;
   REWIND_PETSC(PetscObjectTypeCompare((PetscObject)ts, TSRK, &is_rk));
   if (is_rk) {
-    PetscBool fsal = PETSC_FALSE;
-    TSRKType type = nullptr;
     REWIND_PETSC(
         TSRKGetTableau(ts, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &fsal));
-    REWIND_PETSC(TSRKGetType(ts, &type));
-    if (fsal) rw.fsal = type;
   }
-  rw.stepper->fsal = !rw.fsal.empty();
+  rw.stepper->fsal = fsal == PETSC_TRUE;
   rw.step_seconds_sum = 0.0;
   rw.step_seconds_count = 0;
   rw.first_step_seconds = 0.0;
@@ -628,10 +689,18 @@ void set(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time) {
   }
   const auto k = static_cast<std::size_t>(stepnum);
   rw.times.push_back(time);
-  // The exact size step k-1 used: what TS proposed at set(k-1), if it lands on t_k.
-  const std::optional<PetscReal> attempted = take_attempted_step(ts);
-  const PetscReal guess = attempted ? *attempted : rw.proposed[k - 1];
-  rw.dts.push_back(rw.times[k - 1] + guess == time ? guess : time - rw.times[k - 1]);
+  // The exact size step k-1 used: its last attempt (or what TS proposed at set(k-1) if the
+  // adapter is not hooked), if it lands on t_k. Its rejected attempts are replayed with it.
+  const std::vector<Attempt> attempts = take_attempts(ts);
+  const PetscReal guess = attempts.empty() ? rw.proposed[k - 1] : attempts.back().h;
+  const bool exact = rw.times[k - 1] + guess == time;
+  rw.dts.push_back(exact ? guess : time - rw.times[k - 1]);
+  if (exact && attempts.size() > 1 && attempts.back().accepted &&
+      std::none_of(attempts.begin(), attempts.end() - 1,
+                   [](const Attempt& a) { return a.accepted; })) {
+    auto& sizes = rw.rejected[k - 1];
+    for (auto a = attempts.begin(); a != attempts.end() - 1; ++a) sizes.push_back(a->h);
+  }
   rw.proposed.push_back(ts->time_step);
   const auto now = std::chrono::steady_clock::now();
   rw.step_seconds_sum += std::chrono::duration<double>(now - rw.last_set_time).count();
@@ -708,15 +777,6 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscFunctionReturn(0);
   }
   const auto& s = rw.stats;
-  if (!rw.fsal.empty() && p.steps == 0 && s.recomputed() > 0) {
-    // Known limitation, see docs/petsc.md.
-    PetscCall(PetscViewerASCIIPrintf(
-        viewer,
-        "    note: RK %s is first-same-as-last and the steps are adaptive; recomputed steps do not "
-        "reproduce the reused first stage exactly there, so this gradient matches store-all to "
-        "rounding, not bit for bit\n",
-        rw.fsal.c_str()));
-  }
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
       (long long)s.steps, (long long)s.forward_steps, (long long)s.recomputed(),
@@ -733,6 +793,11 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
       s.recompute_seconds, s.io_seconds, s.io_hidden_seconds));
+  if (rw.replayed_rejections > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    recomputations repeated %lld attempts the adapter had rejected\n",
+        (long long)rw.replayed_rejections));
+  }
   PetscFunctionReturn(0);
 }
 
