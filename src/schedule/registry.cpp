@@ -3,6 +3,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <variant>
 
 #include "builtin.hpp"
 #include "rewind/error.hpp"
@@ -90,36 +91,68 @@ std::string ScheduleRegistry::choose(const ScheduleParams& params) const {
                 "auto: the step count is not known in advance and no online schedule accepts " +
                     describe(params) + "; give the step count" + why);
   }
-  std::string best;
-  double best_cost = std::numeric_limits<double>::infinity();
+  return choose_priced(params, params.ram).name;
+}
+
+std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
+                                                      const ScheduleParams& params,
+                                                      std::optional<std::int64_t> adj_ram) const {
+  const auto replay = [&](const ScheduleParams& p, PricedSchedule& out) {
+    auto schedule = create(name, p);
+    out.name = schedule->name();
+    out.params = p;
+    out.cost = simulate(*schedule, p, [&](const Action& a) {
+                 if (const auto* f = std::get_if<Forward>(&a)) {
+                   out.stores_adj_deps =
+                       out.stores_adj_deps || (f->write_adj_deps && f->level != Level::Work);
+                 }
+               }).cost;
+    out.lower_bound = schedule->lower_bound();
+  };
+  PricedSchedule out;
+  replay(params, out);
+  if (!out.stores_adj_deps || adj_ram == params.ram) return out;
+  if (!adj_ram || *adj_ram < 1) return std::nullopt;
+  ScheduleParams q = params;
+  q.ram = *adj_ram;
+  replay(q, out);
+  out.stores_adj_deps = true;
+  return out;
+}
+
+PricedSchedule ScheduleRegistry::choose_priced(const ScheduleParams& params,
+                                               std::optional<std::int64_t> adj_ram) const {
+  require(params.steps >= 1, "auto: pricing schedules needs the step count");
+  std::optional<PricedSchedule> best;
   std::string rejected;
   // A proven lower bound on every restart-only schedule for this slot budget: twolevel's
   // (the two-level optimum; Revolve's without disk). Not for byte budgets.
   std::optional<double> restart_bound;
   for (const auto& e : entries_) {
-    if (e.restart_only && restart_bound && params.ram_bytes <= 0.0 && *restart_bound >= best_cost) {
+    if (e.restart_only && restart_bound && params.ram_bytes <= 0.0 && best &&
+        *restart_bound >= best->cost) {
       continue;  // cannot be cheaper than what was found
     }
-    std::unique_ptr<Schedule> candidate;
+    std::optional<PricedSchedule> priced;
     try {
-      candidate = e.factory(params);
+      priced = price(e.name, params, adj_ram);
     } catch (const Error& err) {
       if (err.code() != ErrorCode::InvalidArgument) throw;
       rejected += "\n  " + e.name + ": " + err.what();
       continue;
     }
-    const SimulationResult r = simulate(*candidate, params);
-    if (e.name == "twolevel") restart_bound = candidate->lower_bound();
-    if (r.cost < best_cost) {
-      best_cost = r.cost;
-      best = e.name;
+    if (!priced) {
+      rejected += "\n  " + e.name + ": stores adjoint data, which this budget cannot hold";
+      continue;
     }
+    if (e.name == "twolevel") restart_bound = priced->lower_bound;
+    if (!best || priced->cost < best->cost) best = std::move(priced);
   }
-  if (best.empty()) {
+  if (!best) {
     throw Error(ErrorCode::InvalidArgument,
                 "auto: no registered schedule accepts " + describe(params) + ":" + rejected);
   }
-  return best;
+  return *best;
 }
 
 std::unique_ptr<Schedule> ScheduleRegistry::create(std::string_view name,

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
+#include <tuple>
+#include <variant>
+#include <vector>
 
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
@@ -67,6 +71,70 @@ TEST(Registry, AutoPicksTheCheapestThatFits) {
     auto s = make_schedule("auto", p);
     EXPECT_EQ(s->name(), chosen);
     EXPECT_DOUBLE_EQ(simulate(*s, p).cost, least) << describe(p) << " chose " << chosen;
+  }
+}
+
+// A driver whose adjoint-data checkpoints are larger (PETSc's stages under a byte budget) prices
+// a schedule that stores adjoint data with its own, smaller slot count, and every other schedule
+// with the restart slot count, whichever was cheapest before it.
+TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
+  const auto& reg = ScheduleRegistry::instance();
+  // The documented points: n = 1000, 10 slots: mixed 3921 < revolve 4636; mixed with 4 slots
+  // pays more than Revolve with 10.
+  ScheduleParams p = ram_budget(1000, 10);
+  PricedSchedule c = reg.choose_priced(p, 10);
+  EXPECT_EQ(c.name, "mixed");
+  EXPECT_EQ(c.cost, 3921);
+  EXPECT_TRUE(c.stores_adj_deps);
+  c = reg.choose_priced(p, 4);
+  EXPECT_FALSE(c.stores_adj_deps) << c.name;
+  EXPECT_EQ(c.cost, 4636) << c.name;
+  EXPECT_EQ(c.params.ram, 10);
+  c = reg.choose_priced(p, std::nullopt);
+  EXPECT_FALSE(c.stores_adj_deps) << c.name;
+  ASSERT_FALSE(reg.price("mixed", p, std::nullopt).has_value());
+  ASSERT_FALSE(reg.price("mixed", p, 0).has_value());
+  EXPECT_EQ(reg.price("mixed", p, 4)->params.ram, 4);
+  EXPECT_EQ(reg.price("revolve", p, 4)->params.ram, 10);
+
+  // Over a grid: the choice is the least of every schedule priced on its own, and replaying it
+  // with the parameters it returns gives its cost.
+  for (const auto& [n, ram, disk] : std::vector<std::tuple<Step, std::int64_t, std::int64_t>>{
+           {30, 3, 0}, {200, 6, 0}, {200, 3, 4}, {1000, 8, 0}}) {
+    ScheduleParams q = ram_budget(n, ram);
+    q.disk = disk;
+    q.write_cost = 2;
+    q.read_cost = 1;
+    for (const std::optional<std::int64_t> adj :
+         {std::optional<std::int64_t>{}, {1}, {2}, {ram / 2}, {ram}}) {
+      double least = std::numeric_limits<double>::infinity();
+      for (const auto& e : reg.list()) {
+        try {
+          auto s = e.factory(q);
+          bool stores = false;
+          double cost = simulate(*s, q, [&](const Action& a) {
+                          const auto* f = std::get_if<Forward>(&a);
+                          stores = stores || (f && f->write_adj_deps && f->level != Level::Work);
+                        }).cost;
+          if (stores) {
+            if (!adj || *adj < 1) continue;
+            ScheduleParams r = q;
+            r.ram = *adj;
+            auto t = e.factory(r);
+            cost = simulate(*t, r).cost;
+          }
+          least = std::min(least, cost);
+        } catch (const Error& err) {
+          ASSERT_EQ(err.code(), ErrorCode::InvalidArgument) << err.what();
+        }
+      }
+      const PricedSchedule chosen = reg.choose_priced(q, adj);
+      const std::string where = describe(q) + " adj_ram " + (adj ? std::to_string(*adj) : "none");
+      EXPECT_DOUBLE_EQ(chosen.cost, least) << where << " chose " << chosen.name;
+      auto s = make_schedule(chosen.name, chosen.params);
+      EXPECT_DOUBLE_EQ(simulate(*s, chosen.params).cost, chosen.cost) << where;
+      EXPECT_EQ(chosen.params.ram, chosen.stores_adj_deps ? *adj : ram) << where;
+    }
   }
 }
 

@@ -3,8 +3,10 @@
 /// Schedules are created by name. The registry lists every schedule it knows, so front ends
 /// (rewind-plan, the PETSc options database) pick up new schedules with no change.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +30,16 @@ struct ScheduleInfo {
   bool restart_only = false;
 };
 
+/// A schedule priced for a budget: the parameters it runs with and the cost the simulator
+/// counted when it was replayed with them.
+struct PricedSchedule {
+  std::string name;
+  ScheduleParams params;
+  double cost = 0.0;
+  bool stores_adj_deps = false;       ///< it keeps adjoint data outside the working state
+  std::optional<double> lower_bound;  ///< the schedule's proven bound for its model, if known
+};
+
 /// Name -> factory table. The built-in schedules are registered on first use.
 class ScheduleRegistry {
  public:
@@ -48,6 +60,22 @@ class ScheduleRegistry {
   /// two-level optimum's proven lower bound already reaches the cheapest found. With an unknown
   /// count, the first online schedule that accepts the budget.
   std::string choose(const ScheduleParams& params) const;
+
+  /// For a driver whose adjoint-data checkpoints (one step's stage values) are larger than its
+  /// restart checkpoints, so a byte budget holds fewer of them: schedule `name` is replayed with
+  /// `params`; if it keeps adjoint data outside the working state it is priced, and must run,
+  /// with `adj_ram` RAM slots instead of params.ram. Returns nothing if it keeps adjoint data and
+  /// `adj_ram` is nullopt (the driver may not store it) or below 1. Throws like create() when
+  /// the schedule does not accept the budget. With adj_ram == params.ram this is the plain
+  /// replayed cost.
+  std::optional<PricedSchedule> price(std::string_view name, const ScheduleParams& params,
+                                      std::optional<std::int64_t> adj_ram) const;
+
+  /// choose() for such a driver (params.steps >= 1): every registered schedule is priced by
+  /// price() and the cheapest wins, ties to the earlier registration. Throws
+  /// Error(InvalidArgument) listing why each one was rejected if none can run.
+  PricedSchedule choose_priced(const ScheduleParams& params,
+                               std::optional<std::int64_t> adj_ram) const;
 
   /// Every registered schedule, in registration order.
   const std::vector<ScheduleInfo>& list() const { return entries_; }
