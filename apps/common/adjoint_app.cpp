@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -238,39 +237,11 @@ struct SolveResult {
   TrajectoryReport trajectory;
 };
 
-// The trajectory's ASCII view, as rank 0 sees it.
-std::string view_text(TSTrajectory tj) {
-  char* buf = nullptr;
-  std::size_t len = 0;
-  FILE* f = open_memstream(&buf, &len);
-  if (f == nullptr) throw Error(ErrorCode::Io, "open_memstream failed");
-  {
-    OwnedViewer v;
-    check(PetscViewerASCIIOpenWithFILE(PetscObjectComm((PetscObject)tj), f, v.out()),
-          "PetscViewerASCIIOpenWithFILE");
-    check(TSTrajectoryView(tj, v), "TSTrajectoryView");
-  }
-  std::fclose(f);
-  std::string text(buf, len);
-  std::free(buf);
-  return text;
-}
-
-PetscReal option_real(const char* name, PetscReal fallback) {
-  PetscReal v = fallback;
-  REWIND_APP_CALL(PetscOptionsGetReal(nullptr, nullptr, name, &v, nullptr));
-  return v;
-}
-
 std::string option_string(const char* name) {
   char buf[PETSC_MAX_PATH_LEN] = "";
   PetscBool set = PETSC_FALSE;
   REWIND_APP_CALL(PetscOptionsGetString(nullptr, nullptr, name, buf, sizeof buf, &set));
   return set ? buf : "";
-}
-
-std::int64_t budget_slots(const std::string& text, std::int64_t unlimited) {
-  return text == "unlimited" ? unlimited : std::stoll(text);
 }
 
 TrajectoryReport trajectory_report(TSTrajectory tj, const SolveResult& run) {
@@ -291,21 +262,21 @@ TrajectoryReport trajectory_report(TSTrajectory tj, const SolveResult& run) {
   out.have_stats = true;
   out.dirname = option_string("-ts_trajectory_dirname");
 
-  // The schedule "auto" resolved to, and the budget it was given, from the trajectory's view.
-  const std::string text = view_text(tj);
-  static const std::regex re(
-      R"(rewind: schedule ([^,\s]+), budget (\S+) RAM \+ (\S+) disk checkpoints( \(online)?)");
-  std::smatch m;
-  if (!std::regex_search(text, m, re)) return out;  // not rank 0: the view went there
-  out.schedule = m[1];
-  out.ram_budget = m[2];
-  out.disk_budget = m[3];
-  out.online = m[4].matched;
+  // The schedule "auto" resolved to, and the budget and costs it was planned with.
+  TSTrajectoryRewindSchedule plan;
+  REWIND_APP_CALL(TSTrajectoryRewindGetSchedule(tj, &plan));
+  const auto budget = [](PetscInt slots) {
+    return slots < 0 ? std::string("unlimited") : std::to_string(slots);
+  };
+  out.schedule = plan.schedule;
+  out.ram_budget = budget(plan.max_cps_ram);
+  out.disk_budget = budget(plan.max_cps_disk);
+  out.online = plan.online == PETSC_TRUE;
   const std::int64_t n = run.steps;
-  out.checkpoints = replay_checkpoints(
-      out.schedule, out.online ? 0 : n, n, budget_slots(out.ram_budget, n),
-      budget_slots(out.disk_budget, -1), option_real("-ts_trajectory_rewind_write_cost", 1.0),
-      option_real("-ts_trajectory_rewind_read_cost", 1.0), s.forward_steps);
+  out.checkpoints = replay_checkpoints(out.schedule, out.online ? 0 : n, n,
+                                       plan.max_cps_ram < 0 ? n : plan.max_cps_ram,
+                                       plan.max_cps_disk < 0 ? -1 : plan.max_cps_disk,
+                                       plan.write_cost, plan.read_cost, s.forward_steps);
   return out;
 }
 

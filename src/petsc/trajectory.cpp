@@ -252,7 +252,8 @@ struct Rewind {
   PetscInt prepared = -1;  // the adjoint step whose data the cursor prepared
   bool forward_ended = false;
   rs::ScheduleParams params;
-  std::string schedule;
+  std::string schedule;        // what the run uses ("auto" resolved); empty until planned
+  bool stores_stages = false;  // its checkpoints hold stages (RAM slots counted in those)
   rwd::engine::RunStats stats;
   bool have_stats = false;
   // For the "auto" disk costs: wall time between accepted steps of the last first sweep.
@@ -381,23 +382,6 @@ bool adaptive(TS ts) {
 
 // One replay of schedule `name`: its cost, and whether it stores stages (a step's adjoint data)
 // in RAM or on disk.
-struct Replay {
-  double cost = 0.0;
-  bool stores_stages = false;
-};
-
-Replay replay(const std::string& name, const rs::ScheduleParams& p) {
-  auto s = rs::make_schedule(name, p);
-  Replay r;
-  r.cost = rs::simulate(*s, p, [&](const rs::Action& a) {
-             if (const auto* f = std::get_if<rs::Forward>(&a)) {
-               r.stores_stages =
-                   r.stores_stages || (f->write_adj_deps && f->level != rs::Level::Work);
-             }
-           }).cost;
-  return r;
-}
-
 // Seconds to write (with fsync) and read back (with the page cache dropped) one checkpoint of
 // this rank's state in the checkpoint directory; the largest over the ranks.
 std::pair<double, double> probe_disk(TSTrajectory tj, TS ts) {
@@ -569,53 +553,34 @@ void plan_run(TSTrajectory tj, TS ts) {
     ram_for_stages = std::min<std::int64_t>(ram_for_stages, p.steps);
   }
 
-  // The parameters schedule `name` runs with: stage-sized slots if it stores stages.
-  const bool stages_allowed = !tj->solution_only;
-  // The parameters schedule `name` runs with (stage-sized slots if it stores stages) and its
-  // cost with them; nothing if it needs stages that are not allowed or do not fit.
-  struct Priced {
-    rs::ScheduleParams params;
-    double cost = 0.0;
-  };
-  const rs::ScheduleParams base = p;
-  const auto price = [&](const std::string& name) -> std::optional<Priced> {
-    const Replay r = replay(name, base);
-    if (!r.stores_stages) return Priced{base, r.cost};
-    if (!stages_allowed || ram_for_stages < 1) return std::nullopt;
-    rs::ScheduleParams q = base;
-    q.ram = ram_for_stages;
-    return Priced{q, q.ram == base.ram ? r.cost : replay(name, q).cost};
-  };
-
+  // Schedules that store stages are priced, and run, with stage-sized slots; none may when
+  // stages are not allowed or do not fit.
+  const auto& registry = rs::ScheduleRegistry::instance();
+  const std::optional<std::int64_t> stage_slots =
+      tj->solution_only ? std::nullopt : std::optional<std::int64_t>(ram_for_stages);
   std::string name = rw.opt.schedule;
+  rw.stores_stages = false;
   if (name == "auto" && !budget_given && p.disk == 0 && !tj->solution_only) {
     name = "storeall";
   } else if (name == "auto" && p.steps == 0) {
-    name = rs::ScheduleRegistry::instance().choose(p);
+    name = registry.choose(p);
   } else if (name == "auto") {
     // Replay every registered schedule that fits and keep the cheapest.
-    std::optional<Priced> best;
-    std::string chosen, rejected;
-    for (const auto& e : rs::ScheduleRegistry::instance().list()) {
-      try {
-        const auto priced = price(e.name);
-        if (priced && (!best || priced->cost < best->cost)) {
-          best = priced;
-          chosen = e.name;
-        }
-      } catch (const Error& err) {
-        rejected += std::string("\n  ") + err.what();
-      }
+    rs::PricedSchedule best;
+    try {
+      best = registry.choose_priced(p, stage_slots);
+    } catch (const Error& err) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "no schedule fits " + rs::describe(p) +
+                      (tj->solution_only ? " without storing stages" : "") +
+                      "; raise -ts_trajectory_max_cps_ram or -ts_trajectory_max_cps_disk\n" +
+                      err.what());
     }
-    if (best) p = best->params;
-    rwd::require(!chosen.empty(),
-                 "no schedule fits " + rs::describe(p) +
-                     (tj->solution_only ? " without storing stages" : "") +
-                     "; raise -ts_trajectory_max_cps_ram or -ts_trajectory_max_cps_disk" +
-                     rejected);
-    name = chosen;
+    name = best.name;
+    p = best.params;
+    rw.stores_stages = best.stores_adj_deps;
   } else if (p.steps > 0) {
-    const auto priced = price(name);
+    const auto priced = registry.price(name, p, stage_slots);
     if (!priced) {
       throw Error(ErrorCode::InvalidArgument,
                   "-ts_trajectory_rewind_schedule " + name +
@@ -626,6 +591,7 @@ void plan_run(TSTrajectory tj, TS ts) {
                              "raise it or choose another schedule"));
     }
     p = priced->params;
+    rw.stores_stages = priced->stores_adj_deps;
   }
   rw.schedule = name;
 
@@ -766,6 +732,10 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
   PetscCall(
       PetscViewerASCIIPrintf(viewer, "    disk costs in forward steps: write %g, read %g (%s)\n",
                              (double)p.write_cost, (double)p.read_cost, rw.cost_note.c_str()));
+  if (rw.stores_stages) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
+  }
   if (!rw.have_stats) {
     if (rw.cursor && rw.prepared > 0) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "    adjoint in progress: %lld of %lld steps done\n",
@@ -1006,6 +976,27 @@ PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory tj, PetscInt ram
              "disk checkpoints must be >= 0 (or -1: unlimited), got %" PetscInt_FMT, disk);
   data(tj).opt.max_cps_ram = ram;
   data(tj).opt.max_cps_disk = disk;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory tj, TSTrajectoryRewindSchedule* out) {
+  PetscFunctionBegin;
+  PetscCheck(is_rewind(tj), PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_WRONG,
+             "the trajectory is not of type rewind");
+  PetscValidPointer(out, 2);
+  const Rewind& rw = data(tj);
+  PetscCheck(!rw.schedule.empty(), PetscObjectComm((PetscObject)tj), PETSC_ERR_ORDER,
+             "the rewind trajectory has not planned a run yet; call "
+             "TSTrajectoryRewindGetSchedule() after the first step of TSSolve()");
+  const auto& p = rw.params;
+  PetscCall(PetscStrncpy(out->schedule, rw.schedule.c_str(), sizeof out->schedule));
+  out->steps = (PetscInt)p.steps;
+  out->max_cps_ram = p.ram >= kUnlimitedRam ? -1 : (PetscInt)p.ram;
+  out->max_cps_disk = p.disk == rs::kUnlimited ? -1 : (PetscInt)p.disk;
+  out->write_cost = p.write_cost;
+  out->read_cost = p.read_cost;
+  out->online = p.steps == 0 ? PETSC_TRUE : PETSC_FALSE;
+  out->stores_stages = rw.stores_stages ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 

@@ -103,6 +103,11 @@ int main(int argc, char** argv) {
   PetscCall(TSTrajectoryRewindSetSchedule(tj, "revolve"));
   PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, 4, 0));
   PetscBool ok = PETSC_TRUE;
+  TSTrajectoryRewindSchedule plan;
+  // Nothing is planned before the first step: an error, not stale or zeroed values.
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  if (!TSTrajectoryRewindGetSchedule(tj, &plan)) ok = PETSC_FALSE;
+  PetscCall(PetscPopErrorHandler());
   for (int round = 0; round < 3; ++round) {
     PetscCall(solve(p, got));
     const PetscBool same =
@@ -123,6 +128,18 @@ int main(int argc, char** argv) {
                           st.recomputed, st.ram_peak));
     ok = (PetscBool)(ok && same && stats_ok);
   }
+  PetscCall(TSTrajectoryRewindGetSchedule(tj, &plan));
+  const PetscBool plan_ok =
+      (std::strcmp(plan.schedule, "revolve") == 0 && plan.steps == 40 && plan.max_cps_ram == 4 &&
+       plan.max_cps_disk == 0 && !plan.online && !plan.stores_stages)
+          ? PETSC_TRUE
+          : PETSC_FALSE;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "planned: %s, %" PetscInt_FMT " steps, %" PetscInt_FMT
+                        " RAM + %" PetscInt_FMT " disk, online %d, stages %d\n",
+                        plan.schedule, plan.steps, plan.max_cps_ram, plan.max_cps_disk,
+                        (int)plan.online, (int)plan.stores_stages));
+  ok = (PetscBool)(ok && plan_ok);
   // A bad setter argument is an error naming what to change.
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   const PetscErrorCode bad = TSTrajectoryRewindSetSchedule(tj, "no-such-schedule");

@@ -41,6 +41,19 @@ PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory, PetscReal write_cost, Pe
 PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory, PetscBool);
 PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory, PetscInt ram, PetscInt disk);
 
+/* The schedule of the current (or last) run, as planned when the first step was recorded:
+   "auto" resolved to the schedule it chose, costs resolved to what "auto" measured. Budgets are
+   in checkpoints, -1 meaning unlimited; a schedule that stores stages counts its RAM slots in
+   stage checkpoints. Identical on every rank. Errors if no run has been planned yet. */
+typedef struct {
+  char schedule[64];
+  PetscInt steps; /* the step count planned for, 0 if it was unknown (online) */
+  PetscInt max_cps_ram, max_cps_disk;
+  PetscReal write_cost, read_cost; /* in forward steps */
+  PetscBool online, stores_stages;
+} TSTrajectoryRewindSchedule;
+PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory, TSTrajectoryRewindSchedule*);
+
 /* Statistics of the last adjoint run on this rank. */
 typedef struct {
   PetscInt steps, forward_steps, recomputed, adjoint_steps;
