@@ -2,14 +2,21 @@
 //   * planning time of twolevel, disk-revolve, online, mixed and revolve for n = 10^3 .. 10^5
 //     (build the schedule and replay its whole action stream through the simulator), with the
 //     cost, the proven lower bound where the schedule has one, and their gap;
+//   * twolevel over a grid of extreme budgets (TwoLevelGrid: n = 2*10^4 .. 10^5, 2 .. 10 RAM
+//     slots, 10 .. 5000 and unlimited disk slots, four cost pairs): cost by replay, proven lower
+//     bound, gap and time of each, then the largest gap and time;
 //   * dynamic against online on runs of 20 000 steps with unequal step costs (and sizes) under
 //     the same RAM byte budget: weighted forward cost of each, and their ratio.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rewind/schedule/registry.hpp"
@@ -59,6 +66,48 @@ void BM_Mixed_ram10(benchmark::State& state) {
 }
 void BM_Revolve_ram10(benchmark::State& state) {
   plan(state, "revolve", 10, 0, 0.0, false);
+}
+
+// twolevel over the grid of extreme budgets. Arguments: n, RAM slots, disk slots (-1: unlimited),
+// cost pair index into kGridCosts.
+constexpr std::array<std::pair<double, double>, 4> kGridCosts = {
+    {{1.0, 1.0}, {2.0, 2.0}, {0.5, 3.0}, {5.0, 1.0}}};
+
+// Every grid case's line, printed again as one table after the run.
+std::vector<std::string> grid_rows;
+double grid_max_gap = 0.0, grid_max_seconds = 0.0;
+
+void BM_TwoLevelGrid(benchmark::State& state) {
+  rs::ScheduleParams p;
+  p.steps = state.range(0);
+  p.ram = state.range(1);
+  p.disk = state.range(2) < 0 ? rs::kUnlimited : state.range(2);
+  const auto& [wd, rd] = kGridCosts[static_cast<std::size_t>(state.range(3))];
+  p.write_cost = wd;
+  p.read_cost = rd;
+  rs::SimulationResult r;
+  double lower = 0.0, seconds = 0.0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto s = rs::make_schedule("twolevel", p);
+    r = rs::simulate(*s, p);
+    lower = s->lower_bound().value_or(0.0);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    benchmark::DoNotOptimize(r);
+  }
+  const double gap = 100.0 * (r.cost - lower) / lower;
+  state.counters["cost"] = r.cost;
+  state.counters["lower_bound"] = lower;
+  state.counters["gap_pct"] = gap;
+  state.counters["seconds"] = seconds;
+  char row[160];
+  const std::string disk = state.range(2) < 0 ? "inf" : std::to_string(p.disk);
+  std::snprintf(row, sizeof row, "| %lld | %lld | %s | %g, %g | %.1f | %.2f | %.4f %% | %.2f s |",
+                static_cast<long long>(p.steps), static_cast<long long>(p.ram), disk.c_str(), wd,
+                rd, r.cost, lower, gap, seconds);
+  grid_rows.emplace_back(row);
+  grid_max_gap = std::max(grid_max_gap, gap);
+  grid_max_seconds = std::max(grid_max_seconds, seconds);
 }
 
 // Unequal steps: 0 uniform, 1 log-normal (sigma 1), 2 bursty (5 % of steps cost 50),
@@ -116,4 +165,25 @@ BENCHMARK(BM_DynamicVsOnline)
     ->ArgNames({"pattern", "sizes"})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
-BENCHMARK_MAIN();
+BENCHMARK(BM_TwoLevelGrid)
+    ->ArgsProduct({{20000, 50000, 100000}, {2, 3, 5, 10}, {10, 100, 1000, 5000, -1}, {0, 1, 2, 3}})
+    ->ArgNames({"n", "ram", "disk", "costs"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (!grid_rows.empty()) {
+    std::printf("\ntwolevel grid (cost by replay):\n\n");
+    std::printf(
+        "| n | s_ram | s_disk | wd, rd | cost | lower bound | gap | planned and replayed |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
+    for (const std::string& row : grid_rows) std::printf("%s\n", row.c_str());
+    std::printf("\n%zu cases: largest gap %.4f %%, longest %.2f s\n", grid_rows.size(),
+                grid_max_gap, grid_max_seconds);
+  }
+  return 0;
+}

@@ -38,6 +38,10 @@ class ConvexEnvelope {
   /// The largest x with a finite value.
   double domain_end() const { return open_end_ ? kInf : x_.back(); }
 
+  /// The vertices, in increasing x.
+  const std::vector<double>& xs() const { return x_; }
+  const std::vector<double>& ys() const { return y_; }
+
   double at(double x) const {
     if (x_.empty() || x > domain_end()) return kInf;
     const std::size_t k = x_.size();

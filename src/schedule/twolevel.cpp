@@ -19,6 +19,17 @@
 // Rt_d of shorter segments are replaced by their lower convex envelopes: the relaxation is a
 // lower bound by induction, and for each L its split function is convex, so a local descent
 // finds its minimum exactly.
+//
+// The table holds n+1 choices per layer. When the D layers of a budget do not all fit, layers
+// 0..c do, and the top segment is planned as a chain above them: the first sweep writes D-1-c
+// disk checkpoints, one per layer from D-1 down to c+1, and the rest after the last one is a
+// segment of layer c. Each interval of the chain is reversed by the unlimited layer's plan,
+// chosen among lengths whose unlimited plan holds at most c+1 disk checkpoints, so it fits in
+// every layer of the chain (the rule "a segment whose unlimited plan fits its free slots takes
+// it" is applied everywhere, and layers 0..c are filled with it). That is the shape of the
+// optimum when disk slots are many: most hold periodic checkpoints whose intervals are reversed
+// in RAM, and the few intervals refined once more by disk checkpoints fit in the lower layers.
+// Its lower bound (chain_lower) unrolls the top segment's disk right parts in the same way.
 #include "rewind/schedule/twolevel.hpp"
 
 #include <algorithm>
@@ -42,9 +53,9 @@ using detail::DiskChoice;
 using detail::SegmentStream;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kExactBudget = 6e7;            // split evaluations for Auto to stay exhaustive
-constexpr std::int64_t kMaxCells = 30'000'000;  // choice table entries (4 bytes each)
+constexpr double kExactBudget = 6e7;  // split evaluations for Auto to stay exhaustive
 constexpr Step kWindow = 6;
+constexpr double kTargetGap = 0.01;        // a looser bound is worth more relaxed layers
 constexpr Step kMaxSteps = Step{1} << 30;  // splits are stored in 31 bits
 
 // Choice encoding: 0 = copy the start into RAM (or a single step); else (m << 1) | right_disk.
@@ -61,14 +72,16 @@ namespace detail {
 
 class TableImpl final : public DiskPolicy {
  public:
-  TableImpl(const ScheduleParams& p, TwoLevelMethod method, bool shortcut)
+  TableImpl(const ScheduleParams& p, TwoLevelMethod method, bool shortcut,
+            std::int64_t table_entries)
       : n_(p.steps),
         S_(p.ram),
         D_(p.disk),
         wd_(p.write_cost),
         rd_(p.read_cost),
         method_(method),
-        shortcut_(shortcut) {
+        shortcut_(shortcut),
+        table_entries_(std::clamp<std::int64_t>(table_entries, 1, std::int64_t{1} << 40)) {
     detail::check_offline_params("twolevel", p, 0);
     require(n_ <= kMaxSteps, "twolevel: at most " + std::to_string(kMaxSteps) +
                                  " steps can be planned, got " + std::to_string(n_));
@@ -91,32 +104,53 @@ class TableImpl final : public DiskPolicy {
   const TwoLevelPlan& plan() const { return plan_; }
 
   // Free disk slots to give the top disk segment (x_0's slot excluded).
-  std::int64_t top_free_disk() const { return infinite_ ? kUnlimited : counts_.back(); }
+  std::int64_t top_free_disk() const {
+    if (infinite_) return kUnlimited;
+    return chained_ ? D_ - 1 : top_layer();
+  }
 
   DiskChoice choose(Step length, std::int64_t free_disk) const override {
-    const std::uint32_t code = choices_[layer(free_disk)][static_cast<std::size_t>(length)];
+    const auto L = static_cast<std::size_t>(length);
+    if (infinite_) return decode(inf_choice_[L]);
+    if (free_disk < 0) {
+      throw Error(ErrorCode::Internal, "twolevel: unlimited disk asked of a finite table");
+    }
+    if (fit_rule_ && fits(L, free_disk)) return decode(inf_choice_[L]);
+    const std::int64_t top = top_layer();
+    if (free_disk > top && free_disk < D_ && !chain_.empty()) {
+      const ChainNode& node = chain_[static_cast<std::size_t>(D_ - 1 - free_disk)];
+      if (node.length == length) return {DiskChoice::Kind::Split, node.m, true};
+    }
+    return decode(choices_[static_cast<std::size_t>(std::min(free_disk, top))][L]);
+  }
+
+  // Layer d's right parts were planned with layer d-1, a chain node's with the node below it;
+  // without a chain, counts above the top layer are planned as the top layer.
+  std::int64_t right_free_disk(std::int64_t free_disk) const override {
+    if (infinite_) return kUnlimited;
+    const std::int64_t d = chained_ ? free_disk : std::min(free_disk, top_layer());
+    return std::max<std::int64_t>(0, d - 1);
+  }
+
+ private:
+  struct ChainNode {
+    Step length = 0;  // the segment this node splits (0: none)
+    Step m = 0;       // steps to its next disk checkpoint
+  };
+
+  static double at(const std::vector<double>& v, Step i) { return v[static_cast<std::size_t>(i)]; }
+
+  static DiskChoice decode(std::uint32_t code) {
     if (code == 0) return {DiskChoice::Kind::ToRam, 0, false};
     return {DiskChoice::Kind::Split, split_of(code), (code & 1U) != 0};
   }
 
-  // A layer's right parts were planned with the layer below it.
-  std::int64_t right_free_disk(std::int64_t free_disk) const override {
-    if (infinite_) return kUnlimited;
-    const std::size_t k = layer(free_disk);
-    return k == 0 ? 0 : counts_[k - 1];
-  }
+  std::int64_t top_layer() const { return static_cast<std::int64_t>(choices_.size()) - 1; }
 
- private:
-  static double at(const std::vector<double>& v, Step i) { return v[static_cast<std::size_t>(i)]; }
-
-  // The tabulated layer for `free_disk` slots: the largest count not above it.
-  std::size_t layer(std::int64_t free_disk) const {
-    if (infinite_) return 0;
-    if (free_disk < 0) {
-      throw Error(ErrorCode::Internal, "twolevel: unlimited disk asked of a finite table");
-    }
-    const auto it = std::upper_bound(counts_.begin(), counts_.end(), free_disk);
-    return static_cast<std::size_t>(it - counts_.begin()) - 1;
+  // The unlimited layer's plan for `length` steps never holds more than `free_disk` checkpoints
+  // besides the segment's start.
+  bool fits(std::size_t length, std::int64_t free_disk) const {
+    return inf_peak_[length] <= free_disk + 1;
   }
 
   bool exhaustive_layer() {
@@ -130,9 +164,12 @@ class TableImpl final : public DiskPolicy {
 
   // Fills one layer. `below`: values of layer d-1 (null for d = 0); `self`: the unlimited layer,
   // whose right parts refer to itself. `below_choice` and `relaxed_arg` seed the windows.
+  // `fit_count` >= 0: lengths whose unlimited plan fits in that many free slots take it (the
+  // rule choose() applies), so they need no search.
   void fill(std::vector<double>& value, std::vector<std::uint32_t>& choice,
             const std::vector<double>* below, const std::vector<std::uint32_t>* below_choice,
-            const std::vector<Step>* relaxed_arg, bool self, bool exhaustive) {
+            const std::vector<Step>* relaxed_arg, bool self, bool exhaustive,
+            std::int64_t fit_count) {
     const auto N = static_cast<std::size_t>(n_);
     value.assign(N + 1, kInf);
     choice.assign(N + 1, 0);
@@ -152,6 +189,11 @@ class TableImpl final : public DiskPolicy {
     value[1] = 1.0;
     if (self) set_rt(1);
     for (std::size_t L = 2; L <= N; ++L) {
+      if (fit_count >= 0 && fits(L, fit_count)) {
+        value[L] = inf_value_[L];
+        choice[L] = inf_choice_[L];
+        continue;
+      }
       double best = ram_[L];
       Step arg = 0;
       const auto scan = [&](Step a, Step b) {
@@ -254,19 +296,19 @@ class TableImpl final : public DiskPolicy {
     }
   }
 
-  // Most disk checkpoints live at once under the (self-referring) unlimited layer's choices,
-  // counting the segment's own start.
-  std::int64_t peak_disk(const std::vector<std::uint32_t>& choice) const {
+  // Most disk checkpoints live at once under the unlimited layer's plan of each length, counting
+  // the segment's own start.
+  std::vector<std::int32_t> peaks(const std::vector<std::uint32_t>& choice) const {
     const auto N = static_cast<std::size_t>(n_);
-    std::vector<std::int64_t> peak(N + 1, 1);
+    std::vector<std::int32_t> peak(N + 1, 1);
     for (std::size_t L = 2; L <= N; ++L) {
       const std::uint32_t code = choice[L];
       if (code == 0) continue;
       const auto m = static_cast<std::size_t>(split_of(code));
-      const std::int64_t right = (code & 1U) != 0 ? 1 + peak[L - m] : 1;
+      const std::int32_t right = (code & 1U) != 0 ? 1 + peak[L - m] : 1;
       peak[L] = std::max(right, peak[m]);
     }
-    return peak[N];
+    return peak;
   }
 
   void finish(double top_disk, double top_lower) {
@@ -280,106 +322,230 @@ class TableImpl final : public DiskPolicy {
       const double lb = std::min(ram, wd_ + top_lower);
       plan_.lower_bound = std::min(plan_.cost, lb - 1e-9 * std::abs(lb));
     }
-    plan_.layers = static_cast<std::int64_t>(choices_.size());
+    plan_.layers = infinite_ ? 1 : static_cast<std::int64_t>(choices_.size());
+  }
+
+  // The chain above the table: with layers 0..top tabulated and D-1 > top free slots, the top
+  // segment is split k = D-1-top times, each time into a left part whose unlimited plan fits in
+  // `top` free slots (so in every layer of the chain) and a right part written to disk one layer
+  // lower; the k-th right part is a segment of layer `top`. A left part costs the same in every
+  // layer of the chain, so k of them of total X cost at least k times the lower convex envelope
+  // of that cost at X/k, and parts of two adjacent envelope vertices attain it. Returns the cost
+  // of reversing n steps from disk with D-1 free slots under choose().
+  double build_chain(const std::vector<double>& top_value, std::int64_t top) {
+    const Step k = D_ - 1 - top;
+    if (fits(static_cast<std::size_t>(n_), D_ - 1)) {
+      return inf_value_[static_cast<std::size_t>(n_)];
+    }
+    const auto part = [&](Step m) {
+      return static_cast<double>(m) + rd_ + wd_ + inf_value_[static_cast<std::size_t>(m)];
+    };
+    ConvexEnvelope env;
+    for (Step m = 1; m < n_; ++m) {
+      if (fits(static_cast<std::size_t>(m), top)) env.add(static_cast<double>(m), part(m));
+    }
+    const std::vector<double>& xs = env.xs();
+    double best = kInf;
+    Step best_a = 1, best_b = 1, best_kb = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const auto a = static_cast<Step>(xs[i]);
+      const Step b = i + 1 < xs.size() ? static_cast<Step>(xs[i + 1]) : a;
+      const double pa = part(a), pb = part(b);
+      for (Step kb = 0; kb <= (b > a ? k : 0); ++kb) {
+        const Step X = k * a + kb * (b - a);
+        if (X > n_ - 2) break;  // a right part of one step is never written to disk
+        const double c = static_cast<double>(k - kb) * pa + static_cast<double>(kb) * pb +
+                         top_value[static_cast<std::size_t>(n_ - X)];
+        if (c < best) {
+          best = c;
+          best_a = a;
+          best_b = b;
+          best_kb = kb;
+        }
+      }
+    }
+    if (!(best < kInf)) return kInf;
+    plan_.chain = k;
+    chain_.assign(static_cast<std::size_t>(k), ChainNode{});
+    Step L = n_;
+    for (Step t = 0; t < k; ++t) {
+      const Step m = t < best_kb ? best_b : best_a;
+      chain_[static_cast<std::size_t>(t)] = {L, m};
+      L -= m;
+    }
+    // What choose() does: a node whose unlimited plan fits takes it instead.
+    double v = top_value[static_cast<std::size_t>(L)];
+    for (Step t = k - 1; t >= 0; --t) {
+      const ChainNode& node = chain_[static_cast<std::size_t>(t)];
+      const auto len = static_cast<std::size_t>(node.length);
+      v = fits(len, D_ - 1 - t) ? inf_value_[len] : part(node.m) + v;
+    }
+    return v;
+  }
+
+  // A lower bound on K_{D-1}(n) from lower bounds of layer c < D-1 (`layer_lower`) and of the
+  // unlimited layer (`inf_lower`). Unroll the right parts on disk from the top segment: a plan
+  // splits off j left parts m_1..m_j, each costing m_i + rd + wd + K_d(m_i) with K_d >= K_inf,
+  // and then either (j >= k = D-1-c) the k-th right part is a segment of layer c, or (j < k) the
+  // last segment writes nothing more to disk: it goes to RAM, R(L), or splits off a left part
+  // and keeps its right part in RAM, m + rd + K_d(m) + R(L-m). With h the lower convex envelope
+  // of m + rd + wd + K_inf(m), j left parts of total X cost at least j h(X/j) (Jensen), and for
+  // j < k the least of j h(X/j) over real j is at the clamped j where X/j minimises h(x)/x.
+  double chain_lower(const std::vector<double>& layer_lower, std::int64_t c,
+                     const std::vector<double>& inf_lower) const {
+    const auto N = static_cast<std::size_t>(n_);
+    if (c >= D_ - 1) return layer_lower[N];
+    const double k = static_cast<double>(D_ - 1 - c);
+    ConvexEnvelope h, hk, hr;
+    for (std::size_t m = 1; m < N; ++m) {
+      const double md = static_cast<double>(m);
+      h.add(md, md + rd_ + wd_ + inf_lower[m]);
+      hk.add(md, inf_lower[m]);
+    }
+    for (std::size_t m = 1; m <= N; ++m) hr.add(static_cast<double>(m), ram_[m]);
+    double bound = kInf;
+    for (Step X = static_cast<Step>(k); X <= n_ - 1; ++X) {
+      const double x = static_cast<double>(X);
+      bound = std::min(bound, k * h.at(x / k) + layer_lower[N - static_cast<std::size_t>(X)]);
+    }
+    // A last segment of L steps costs at least terminal[L] = min(R(L), min_m m + rd + K_inf(m) +
+    // R(L-m)) with envelopes in place of K_inf and R: a convex split function where R is finite.
+    std::vector<double> terminal(N + 1, kInf);
+    terminal[1] = 1.0;
+    Step pm = 1;
+    for (std::size_t L = 2; L <= N; ++L) {
+      const auto Ls = static_cast<Step>(L);
+      const auto f = [&](Step m) {
+        return static_cast<double>(m) + rd_ + hk.at(static_cast<double>(m)) +
+               hr.at(static_cast<double>(Ls - m));
+      };
+      const double hr_end = hr.domain_end();
+      const Step lo =
+          std::max<Step>(1, hr_end >= static_cast<double>(Ls) ? 1 : Ls - static_cast<Step>(hr_end));
+      const Step hi = Ls - 1;
+      Step m = std::clamp<Step>(pm, lo, hi);
+      double fm = f(m);
+      while (m > lo) {
+        const double g = f(m - 1);
+        if (!(g < fm)) break;
+        --m;
+        fm = g;
+      }
+      while (m < hi) {
+        const double g = f(m + 1);
+        if (!(g < fm)) break;
+        ++m;
+        fm = g;
+      }
+      pm = m;
+      terminal[L] = std::min(ram_[L], fm);
+    }
+    double shorter = terminal[N];
+    if (k >= 2) {
+      double x0 = 1.0, ratio = kInf;
+      for (std::size_t i = 0; i < h.xs().size(); ++i) {
+        if (h.ys()[i] / h.xs()[i] < ratio) {
+          ratio = h.ys()[i] / h.xs()[i];
+          x0 = h.xs()[i];
+        }
+      }
+      for (Step X = 1; X <= n_ - 1; ++X) {
+        const double x = static_cast<double>(X);
+        const double j = std::clamp(x / x0, 1.0, std::min(k - 1.0, x));
+        shorter = std::min(shorter, j * h.at(x / j) + terminal[N - static_cast<std::size_t>(X)]);
+      }
+    }
+    return std::min(bound, shorter);
   }
 
   void build() {
     const auto N = static_cast<std::size_t>(n_);
-    std::vector<double> value, relaxed;
+    std::vector<double> relaxed;
     std::vector<Step> relaxed_arg;
     // The unlimited layer: the answer for unlimited disk, and for a finite budget whenever its
     // plan never holds more disk checkpoints than the budget.
     const bool ex = exhaustive_layer();
-    choices_.emplace_back();
     if (!ex) relax(relaxed, relaxed_arg, nullptr, true);
-    fill(value, choices_[0], nullptr, nullptr, ex ? nullptr : &relaxed_arg, true, ex);
+    fill(inf_value_, inf_choice_, nullptr, nullptr, ex ? nullptr : &relaxed_arg, true, ex, -1);
     plan_.exact = ex;
-    if (D_ == kUnlimited || (shortcut_ && peak_disk(choices_[0]) <= D_)) {
+    const std::vector<double> inf_lower = ex ? inf_value_ : relaxed;
+    inf_peak_ = peaks(inf_choice_);
+    if (D_ == kUnlimited || (shortcut_ && inf_peak_[N] <= D_)) {
       infinite_ = true;
-      finish(value[N], ex ? value[N] : relaxed[N]);
+      finish(inf_value_[N], inf_lower[N]);
       return;
     }
-    const double inf_lower = ex ? value[N] : relaxed[N];
     // Finite layers for d = 0 .. D-1 free disk slots, stopping once a layer equals the one below
-    // (then every layer above does too). When D layers do not fit in the table, a thinned set of
-    // counts is tabulated: each layer's right parts use the layer below it, so the plan holds at
-    // most that layer's count on disk and costs exactly what its table says.
-    choices_.clear();
-    counts_ = layer_counts(std::max<std::int64_t>(1, kMaxCells / static_cast<std::int64_t>(N + 1)));
+    // (then every layer above does too). When D layers do not fit in the table, the layers that
+    // fit are tabulated and a chain of disk checkpoints above them covers the rest.
+    const std::int64_t max_layers =
+        std::max<std::int64_t>(1, table_entries_ / static_cast<std::int64_t>(N + 1));
+    fit_rule_ = D_ > max_layers;
+    const std::int64_t layers = std::min(D_, max_layers);
     // below_lower: a lower bound of the layer below (its relaxation, or its exact values).
-    std::vector<double> below, below_lower, lower;
-    bool dense = true;  // every layer so far has count == index
-    bool saturated_exactly = false;
-    std::size_t i = 0;
-    for (; i < counts_.size(); ++i) {
-      dense = dense && counts_[i] == static_cast<std::int64_t>(i);
+    std::vector<double> value, below, lower, below_lower;
+    bool saturated = false, saturated_exactly = false;
+    std::int64_t d = 0;
+    for (; d < layers; ++d) {
       const bool exd = exhaustive_layer();
-      plan_.exact = plan_.exact && exd && dense;
+      plan_.exact = plan_.exact && exd;
       relaxed_arg.clear();
-      if (!exd) relax(lower, relaxed_arg, i == 0 ? nullptr : &below_lower, false);
+      if (!exd) relax(lower, relaxed_arg, d == 0 ? nullptr : &below_lower, false);
       choices_.emplace_back();
-      fill(value, choices_.back(), i == 0 ? nullptr : &below,
-           i == 0 ? nullptr : &choices_[choices_.size() - 2], exd ? nullptr : &relaxed_arg, false,
-           exd);
+      fill(value, choices_.back(), d == 0 ? nullptr : &below,
+           d == 0 ? nullptr : &choices_[choices_.size() - 2], exd ? nullptr : &relaxed_arg, false,
+           exd, fit_rule_ ? d : -1);
       if (exd) lower = value;
-      const bool same = i > 0 && value == below;
+      const bool same = d > 0 && value == below;
       below.swap(value);
       below_lower.swap(lower);
       if (same) {
         choices_.pop_back();
-        saturated_exactly = exd && dense;
-        ++i;
+        saturated = true;
+        saturated_exactly = exd;
+        ++d;
         break;
       }
     }
-    counts_.resize(choices_.size());
-    if (!dense) plan_.exact = false;
+    // d layers computed; `below` holds the last (count d-1).
+    double top_value = below[N];
+    if (!saturated && d < D_) {
+      plan_.exact = false;
+      chained_ = true;
+      top_value = build_chain(below, top_layer());
+    }
     double top_lower = below[N];
     if (!plan_.exact) {
-      if (dense) {
+      if (fit_rule_) {
+        // below_lower bounds layer c; the chain bound covers the layers above it. Where that
+        // leaves more than the target gap, carry the relaxation up (O(n) memory, a fraction of
+        // the time of a filled layer) for up to four times the table's entries.
+        std::int64_t c = d - 1;
+        top_lower = chain_lower(below_lower, c, inf_lower);
+        const double cost = std::min(at(ram_, n_), wd_ + top_value);
+        if (cost > (1.0 + kTargetGap) * std::min(at(ram_, n_), wd_ + top_lower)) {
+          const std::int64_t more = 4 * table_entries_ / static_cast<std::int64_t>(N + 1);
+          for (std::int64_t j = 0; j < more && c < D_ - 1; ++j) {
+            relax(lower, relaxed_arg, &below_lower, false);
+            const bool same = lower == below_lower;
+            below_lower.swap(lower);
+            c = same ? D_ - 1 : c + 1;
+          }
+          top_lower = std::max(top_lower, chain_lower(below_lower, c, inf_lower));
+        }
+      } else {
         // Carry the relaxation up to layer D-1 (or until it stops changing).
-        for (auto d = static_cast<std::int64_t>(i); d < D_ && !saturated_exactly; ++d) {
+        for (; d < D_ && !saturated_exactly; ++d) {
           relax(lower, relaxed_arg, &below_lower, false);
           const bool same = lower == below_lower;
           below_lower.swap(lower);
           if (same) break;
         }
-      } else {
-        // The relaxation of every count 0 .. D-1 (O(n) memory).
-        for (std::int64_t d = 0; d < D_; ++d) {
-          relax(lower, relaxed_arg, d == 0 ? nullptr : &below_lower, false);
-          const bool same = d > 0 && lower == below_lower;
-          below_lower.swap(lower);
-          if (same) break;
-        }
+        top_lower = below_lower[N];
       }
-      top_lower = std::max(inf_lower, below_lower[N]);
+      top_lower = std::max(inf_lower[N], top_lower);
     }
-    finish(below[N], top_lower);
-  }
-
-  // Disk-slot counts to tabulate, at most `max_layers` of them, ending at D-1: all of them if
-  // they fit, else every count up to half the table and geometrically spaced counts above.
-  std::vector<std::int64_t> layer_counts(std::int64_t max_layers) const {
-    std::vector<std::int64_t> counts;
-    if (D_ <= max_layers) {
-      for (std::int64_t d = 0; d < D_; ++d) counts.push_back(d);
-      return counts;
-    }
-    const std::int64_t dense = std::max<std::int64_t>(1, max_layers / 2);
-    for (std::int64_t d = 0; d < dense; ++d) counts.push_back(d);
-    const std::int64_t rest = max_layers - dense;
-    const double ratio =
-        std::pow(static_cast<double>(D_ - 1) / static_cast<double>(dense - 1 > 0 ? dense - 1 : 1),
-                 1.0 / static_cast<double>(rest));
-    double c = static_cast<double>(std::max<std::int64_t>(dense - 1, 1));
-    for (std::int64_t j = 0; j < rest; ++j) {
-      c *= ratio;
-      const auto next = std::min<std::int64_t>(D_ - 1, std::llround(c));
-      if (next > counts.back()) counts.push_back(next);
-    }
-    if (counts.back() != D_ - 1) counts.push_back(D_ - 1);
-    return counts;
+    finish(top_value, top_lower);
   }
 
   Step n_;
@@ -389,11 +555,17 @@ class TableImpl final : public DiskPolicy {
   double rd_;
   TwoLevelMethod method_;
   bool shortcut_;
+  std::int64_t table_entries_;
   double spent_ = 0.0;
-  bool infinite_ = false;
-  std::vector<std::int64_t> counts_;  // free disk slots of each finite layer, increasing
+  bool infinite_ = false;  // every segment uses the unlimited layer
+  bool fit_rule_ = false;  // a segment whose unlimited plan fits its free slots takes it
+  bool chained_ = false;   // the top segment is the chain above the tabulated layers
   std::vector<double> ram_;
-  std::vector<std::vector<std::uint32_t>> choices_;
+  std::vector<double> inf_value_;
+  std::vector<std::uint32_t> inf_choice_;
+  std::vector<std::int32_t> inf_peak_;
+  std::vector<std::vector<std::uint32_t>> choices_;  // finite layers, free slots 0, 1, ...
+  std::vector<ChainNode> chain_;                     // chain_[t]: the node with D-1-t free slots
   TwoLevelPlan plan_;
 };
 
@@ -402,8 +574,8 @@ class TableImpl final : public DiskPolicy {
 namespace detail {
 
 TwoLevelTable::TwoLevelTable(const ScheduleParams& params, TwoLevelMethod method,
-                             bool shortcut_unlimited)
-    : impl_(std::make_unique<TableImpl>(params, method, shortcut_unlimited)) {}
+                             bool shortcut_unlimited, std::int64_t table_entries)
+    : impl_(std::make_unique<TableImpl>(params, method, shortcut_unlimited, table_entries)) {}
 TwoLevelTable::~TwoLevelTable() = default;
 const TwoLevelPlan& TwoLevelTable::plan() const {
   return impl_->plan();
@@ -424,8 +596,8 @@ namespace {
 
 class TwoLevelSchedule final : public Schedule {
  public:
-  TwoLevelSchedule(const ScheduleParams& p, TwoLevelMethod method)
-      : Schedule(p), table_(p, method), stream_(p.ram, &table_) {
+  TwoLevelSchedule(const ScheduleParams& p, TwoLevelMethod method, std::int64_t table_entries)
+      : Schedule(p), table_(p, method, true, table_entries), stream_(p.ram, &table_) {
     const Step n = p.steps;
     if (n == 1) {
       stream_.push_step(0);
@@ -455,12 +627,14 @@ class TwoLevelSchedule final : public Schedule {
 
 }  // namespace
 
-TwoLevelPlan plan_twolevel(const ScheduleParams& params, TwoLevelMethod method) {
-  return detail::TwoLevelTable(params, method).plan();
+TwoLevelPlan plan_twolevel(const ScheduleParams& params, TwoLevelMethod method,
+                           std::int64_t table_entries) {
+  return detail::TwoLevelTable(params, method, true, table_entries).plan();
 }
 
-std::unique_ptr<Schedule> make_twolevel(const ScheduleParams& params, TwoLevelMethod method) {
-  return std::make_unique<TwoLevelSchedule>(params, method);
+std::unique_ptr<Schedule> make_twolevel(const ScheduleParams& params, TwoLevelMethod method,
+                                        std::int64_t table_entries) {
+  return std::make_unique<TwoLevelSchedule>(params, method, table_entries);
 }
 
 namespace detail {

@@ -34,9 +34,10 @@ TEST(Soak, OnlineStaysValidUpTo100000Steps) {
   }
 }
 
-// A table too large for every disk-slot layer: thinned layers, still valid and within budget,
-// and the reported lower bound stays below the replayed cost.
-TEST(Soak, TwoLevelThinnedTable) {
+// A table too large for every disk-slot layer (the extreme case): the chain of disk
+// checkpoints above the tabulated layers is valid, within budget, and within 1 % of the proven
+// lower bound, which stays below the replayed cost.
+TEST(Soak, TwoLevelChainAboveTheTable) {
   ScheduleParams p;
   p.steps = 100000;
   p.ram = 3;
@@ -46,7 +47,7 @@ TEST(Soak, TwoLevelThinnedTable) {
   const SimulationResult r = simulate(*s, p);
   EXPECT_LE(r.disk.peak, 1000);
   EXPECT_LE(*s->lower_bound(), r.cost);
-  EXPECT_LT(r.cost - *s->lower_bound(), 0.02 * r.cost);
+  EXPECT_LT(r.cost - *s->lower_bound(), 0.01 * *s->lower_bound());
 }
 
 }  // namespace

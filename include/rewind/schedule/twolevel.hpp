@@ -20,10 +20,16 @@ namespace rwd::schedule {
 /// How `twolevel` searches its table of sub-problems (segment length x free disk slots).
 enum class TwoLevelMethod : std::uint8_t {
   Auto,      ///< Exact while the full table is cheap (about 6e7 split evaluations), else Windowed
-  Exact,     ///< every split of every entry: the optimum; O(n^2) work per disk-slot layer
+  Exact,     ///< every split of every entry: the optimum when every disk-slot layer fits in the
+             ///< table; O(n^2) work per layer
   Windowed,  ///< only splits near those of neighbouring entries; O(n) per layer, and a proven
              ///< lower bound from a convex relaxation of the same recursion is reported
 };
+
+/// Entries of `twolevel`'s choice table (4 bytes each): n+1 per tabulated disk-slot layer. When
+/// the budget's layers do not all fit, the top segment is planned as a chain of disk checkpoints
+/// above the layers that do (see docs/schedules.md), and a proven lower bound is reported.
+inline constexpr std::int64_t kTwoLevelTableEntries = 30'000'000;
 
 /// What the two-level planner found.
 struct TwoLevelPlan {
@@ -32,16 +38,22 @@ struct TwoLevelPlan {
   bool exact = false;        ///< every layer was searched exhaustively: cost is the optimum
   bool x0_on_disk = false;   ///< x_0 is written to disk (else it stays in a RAM slot)
   std::int64_t layers = 0;   ///< disk-slot layers tabulated (1 when one layer serves all counts)
+  std::int64_t chain = 0;    ///< disk checkpoints chained above the tabulated layers (0: none)
 };
 
 /// Plans `twolevel` for params.steps >= 1 steps, params.ram RAM slots and params.disk disk
-/// slots (or kUnlimited), both counting x_0's slot. Throws Error(InvalidArgument) if the budget
-/// cannot reverse the run (no slot at all for n >= 2) or the costs are negative.
+/// slots (or kUnlimited), both counting x_0's slot, with a choice table of at most
+/// `table_entries` entries (at least one layer is always tabulated). Throws
+/// Error(InvalidArgument) if the budget cannot reverse the run (no slot at all for n >= 2) or
+/// the costs are negative.
 TwoLevelPlan plan_twolevel(const ScheduleParams& params,
-                           TwoLevelMethod method = TwoLevelMethod::Auto);
+                           TwoLevelMethod method = TwoLevelMethod::Auto,
+                           std::int64_t table_entries = kTwoLevelTableEntries);
 
-/// The `twolevel` schedule planned with a given method (the registry uses Auto).
-std::unique_ptr<Schedule> make_twolevel(const ScheduleParams& params, TwoLevelMethod method);
+/// The `twolevel` schedule planned with a given method and table size (the registry uses Auto
+/// and the default size).
+std::unique_ptr<Schedule> make_twolevel(const ScheduleParams& params, TwoLevelMethod method,
+                                        std::int64_t table_entries = kTwoLevelTableEntries);
 
 /// Periodic disk checkpointing: x_0, x_P, x_2P, ... go to disk in the first sweep; each interval
 /// is reversed by reading its start back into RAM and running Revolve with every RAM slot; the
