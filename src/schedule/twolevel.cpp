@@ -37,6 +37,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "builtin.hpp"
@@ -64,6 +65,27 @@ std::uint32_t encode(Step m, bool disk) {
 }
 Step split_of(std::uint32_t code) {
   return static_cast<Step>(code >> 1);
+}
+
+// The least of f over [lo, hi] (lo <= hi), f convex there: a descent from `start`, which is
+// where the previous length's minimum was, so a sweep over lengths moves it O(1) on average.
+template <class F>
+std::pair<Step, double> descend(const F& f, Step start, Step lo, Step hi) {
+  Step m = std::clamp(start, lo, hi);
+  double fm = f(m);
+  while (m > lo) {
+    const double g = f(m - 1);
+    if (!(g < fm)) break;
+    --m;
+    fm = g;
+  }
+  while (m < hi) {
+    const double g = f(m + 1);
+    if (!(g < fm)) break;
+    ++m;
+    fm = g;
+  }
+  return {m, fm};
 }
 
 }  // namespace
@@ -267,20 +289,7 @@ class TableImpl final : public DiskPolicy {
           std::max<Step>(1, hr_end >= static_cast<double>(Ls) ? 1 : Ls - static_cast<Step>(hr_end));
       const Step hi = std::min<Step>(
           Ls - 1, hk_end >= static_cast<double>(Ls) ? Ls - 1 : static_cast<Step>(hk_end));
-      Step m = std::clamp<Step>(pm, lo, std::max(lo, hi));
-      double fm = lo <= hi ? f(m) : kInf;
-      while (m > lo && lo <= hi) {
-        const double g = f(m - 1);
-        if (!(g < fm)) break;
-        --m;
-        fm = g;
-      }
-      while (m < hi) {
-        const double g = f(m + 1);
-        if (!(g < fm)) break;
-        ++m;
-        fm = g;
-      }
+      const auto [m, fm] = lo <= hi ? descend(f, pm, lo, hi) : std::pair<Step, double>{lo, kInf};
       pm = m;
       double best = ram_[L];
       if (fm < best) {
@@ -423,20 +432,7 @@ class TableImpl final : public DiskPolicy {
       const Step lo =
           std::max<Step>(1, hr_end >= static_cast<double>(Ls) ? 1 : Ls - static_cast<Step>(hr_end));
       const Step hi = Ls - 1;
-      Step m = std::clamp<Step>(pm, lo, hi);
-      double fm = f(m);
-      while (m > lo) {
-        const double g = f(m - 1);
-        if (!(g < fm)) break;
-        --m;
-        fm = g;
-      }
-      while (m < hi) {
-        const double g = f(m + 1);
-        if (!(g < fm)) break;
-        ++m;
-        fm = g;
-      }
+      const auto [m, fm] = descend(f, pm, lo, hi);
       pm = m;
       terminal[L] = std::min(ram_[L], fm);
     }
