@@ -283,21 +283,37 @@ void TsStepper::on_io(bool write, bool begin) {
 void TsStepper::forward(Step i, bool) {
   // Recompute step i from x_i (already in vec_sol) as the forward run took it: the attempts the
   // adapter rejected, then the accepted one with the exact size it used.
-  REWIND_PETSC(PetscLogEventBegin(ev_recompute, 0, 0, 0, 0));
   const TSConvergedReason reason = ts_->reason;
-  const PetscInt rejections = ts_->reject;
+  TSAdapt adapt = nullptr;
+  REWIND_PETSC(TSGetAdapt(ts_, &adapt));
+  // On every exit, an error included: the adapter accepts as the user set it, the rejection
+  // count is the forward run's (it counted these attempts already), the log event is closed.
+  struct Restore {
+    TS ts;
+    TSAdapt adapt;
+    PetscBool always_accept;
+    PetscInt reject;
+    ~Restore() {
+      TSAdaptSetAlwaysAccept(adapt, always_accept);
+      ts->reject = reject;
+      PetscLogEventEnd(ev_recompute, 0, 0, 0, 0);
+    }
+  };
+  REWIND_PETSC(PetscLogEventBegin(ev_recompute, 0, 0, 0, 0));
+  const Restore restore{ts_, adapt, adapt->always_accept, ts_->reject};
   const auto k = static_cast<std::size_t>(i);
+  // The rejected attempts can be replayed only through the hooked adapter, and only while no
+  // event handler makes TSAdaptChoose skip it; otherwise the accepted size alone.
+  const bool scripted =
+      active_hook(ts_) != nullptr && (ts_->event == nullptr || ts_->event->status == TSEVENT_NONE);
   std::vector<PetscReal> attempts;
-  if (auto r = rw_.rejected.find(k); r != rw_.rejected.end()) attempts = r->second;
+  if (auto r = rw_.rejected.find(k); scripted && r != rw_.rejected.end()) attempts = r->second;
   rw_.replayed_rejections += static_cast<PetscInt>(attempts.size());
   attempts.push_back(rw_.dts[k]);
   ts_->steps = static_cast<PetscInt>(i);
   ts_->ptime = rw_.times[k];
   ts_->ptime_prev = k > 0 ? rw_.times[k - 1] : rw_.times[0];
   ts_->reason = TS_CONVERGED_ITERATING;
-  TSAdapt adapt = nullptr;
-  REWIND_PETSC(TSGetAdapt(ts_, &adapt));
-  const PetscBool always_accept = adapt->always_accept;
   REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));  // if the adapter is not hooked
   if (fsal && restored && i > 0) {
     // In the forward run step i reused f(t_i, Y_last) of step i-1 as its first stage
@@ -329,8 +345,6 @@ void TsStepper::forward(Step i, bool) {
     ReplayAttempts replay(ts_, std::move(attempts), rw_.proposed[k + 1]);
     REWIND_PETSC(TSStep(ts_));
   }
-  REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, always_accept));
-  ts_->reject = rejections;  // the forward run counted these attempts already
   if (ts_->reason < 0) {
     throw Error(ErrorCode::Internal, "rewind: recomputing step " + std::to_string(i) + " failed (" +
                                          TSConvergedReasons[ts_->reason] + ")");
@@ -343,7 +357,6 @@ void TsStepper::forward(Step i, bool) {
   }
   REWIND_PETSC(TSPostStep(ts_));
   ts_->reason = reason;
-  REWIND_PETSC(PetscLogEventEnd(ev_recompute, 0, 0, 0, 0));
 }
 
 Rewind& data(TSTrajectory tj) {
@@ -380,8 +393,6 @@ bool adaptive(TS ts) {
   return !none;
 }
 
-// One replay of schedule `name`: its cost, and whether it stores stages (a step's adjoint data)
-// in RAM or on disk.
 // Seconds to write (with fsync) and read back (with the page cache dropped) one checkpoint of
 // this rank's state in the checkpoint directory; the largest over the ranks.
 std::pair<double, double> probe_disk(TSTrajectory tj, TS ts) {
@@ -494,18 +505,19 @@ void start_run(TSTrajectory tj, TS ts, PetscReal t0) {
 void plan_run(TSTrajectory tj, TS ts) {
   Rewind& rw = data(tj);
   MPI_Comm comm = PetscObjectComm((PetscObject)ts);
-  rs::ScheduleParams& p = rw.params;
-  p = rs::ScheduleParams{};
+  // Planned into locals and kept only once the cursor exists, so a failed plan leaves the last
+  // run's schedule, budget and costs for the view and TSTrajectoryRewindGetSchedule intact.
+  rs::ScheduleParams p;
+  std::string cost_note = "given";
   p.steps = rw.planned_steps;
   p.write_cost = rw.opt.write_cost;
   p.read_cost = rw.opt.read_cost;
   p.disk = rw.opt.max_cps_disk < 0 ? rs::kUnlimited : rw.opt.max_cps_disk;
-  rw.cost_note = "given";
   if (rw.opt.write_cost < 0 || rw.opt.read_cost < 0) {
     if (p.disk == 0) {
       p.write_cost = std::max<PetscReal>(rw.opt.write_cost, 0);
       p.read_cost = std::max<PetscReal>(rw.opt.read_cost, 0);
-      rw.cost_note = "auto: no disk budget, not measured";
+      cost_note = "auto: no disk budget, not measured";
     } else {
       const auto [write_s, read_s] = probe_disk(tj, ts);
       const double step_s = step_seconds(rw, ts);
@@ -516,7 +528,7 @@ void plan_run(TSTrajectory tj, TS ts) {
           note, sizeof note, "auto: write %.3g ms, read %.3g ms, step %.3g ms (%s)", write_s * 1e3,
           read_s * 1e3, step_s * 1e3,
           rw.measured_step_seconds > 0 ? "mean step of the last run" : "first step of this run");
-      rw.cost_note = note;
+      cost_note = note;
     }
   }
   const bool budget_given = rw.opt.max_cps_ram >= 0 || rw.opt.ram_bytes > 0;
@@ -559,7 +571,7 @@ void plan_run(TSTrajectory tj, TS ts) {
   const std::optional<std::int64_t> stage_slots =
       tj->solution_only ? std::nullopt : std::optional<std::int64_t>(ram_for_stages);
   std::string name = rw.opt.schedule;
-  rw.stores_stages = false;
+  std::optional<bool> stores_stages;  // known exactly when the schedule was replayed
   if (name == "auto" && !budget_given && p.disk == 0 && !tj->solution_only) {
     name = "storeall";
   } else if (name == "auto" && p.steps == 0) {
@@ -570,6 +582,7 @@ void plan_run(TSTrajectory tj, TS ts) {
     try {
       best = registry.choose_priced(p, stage_slots);
     } catch (const Error& err) {
+      if (err.code() != ErrorCode::InvalidArgument) throw;
       throw Error(ErrorCode::InvalidArgument,
                   "no schedule fits " + rs::describe(p) +
                       (tj->solution_only ? " without storing stages" : "") +
@@ -578,7 +591,7 @@ void plan_run(TSTrajectory tj, TS ts) {
     }
     name = best.name;
     p = best.params;
-    rw.stores_stages = best.stores_adj_deps;
+    stores_stages = best.stores_adj_deps;
   } else if (p.steps > 0) {
     const auto priced = registry.price(name, p, stage_slots);
     if (!priced) {
@@ -591,9 +604,15 @@ void plan_run(TSTrajectory tj, TS ts) {
                              "raise it or choose another schedule"));
     }
     p = priced->params;
-    rw.stores_stages = priced->stores_adj_deps;
+    stores_stages = priced->stores_adj_deps;
   }
-  rw.schedule = name;
+  if (!stores_stages) {
+    // Not replayed (no step count, or store-all by default): what the schedule may do.
+    stores_stages = false;
+    for (const auto& e : registry.list()) {
+      if (e.name == name) stores_stages = !tj->solution_only && !e.restart_only;
+    }
+  }
 
   rwd::engine::EngineConfig config;
   config.schedule = name;
@@ -606,6 +625,10 @@ void plan_run(TSTrajectory tj, TS ts) {
   REWIND_PETSC(PetscLogEventBegin(ev_plan, 0, 0, 0, 0));
   rw.cursor = std::make_unique<rwd::engine::Cursor>(*rw.stepper, config);
   REWIND_PETSC(PetscLogEventEnd(ev_plan, 0, 0, 0, 0));
+  rw.params = p;
+  rw.schedule = name;
+  rw.stores_stages = *stores_stages;
+  rw.cost_note = cost_note;
 }
 
 // Completes the run once the adjoint of step 0 has been prepared (PETSc has run it by the time
@@ -991,8 +1014,12 @@ PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory tj, TSTrajectoryRewind
   const auto& p = rw.params;
   PetscCall(PetscStrncpy(out->schedule, rw.schedule.c_str(), sizeof out->schedule));
   out->steps = (PetscInt)p.steps;
-  out->max_cps_ram = p.ram >= kUnlimitedRam ? -1 : (PetscInt)p.ram;
-  out->max_cps_disk = p.disk == rs::kUnlimited ? -1 : (PetscInt)p.disk;
+  // Counts beyond PetscInt (a huge byte budget with 32-bit indices) are reported as unlimited.
+  const auto count = [](std::int64_t c) {
+    return c < 0 || c >= kUnlimitedRam || c > PETSC_MAX_INT ? PetscInt{-1} : (PetscInt)c;
+  };
+  out->max_cps_ram = count(p.ram);
+  out->max_cps_disk = count(p.disk);
   out->write_cost = p.write_cost;
   out->read_cost = p.read_cost;
   out->online = p.steps == 0 ? PETSC_TRUE : PETSC_FALSE;

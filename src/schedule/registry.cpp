@@ -1,6 +1,5 @@
 #include "rewind/schedule/registry.hpp"
 
-#include <limits>
 #include <mutex>
 #include <optional>
 #include <variant>
@@ -97,6 +96,13 @@ std::string ScheduleRegistry::choose(const ScheduleParams& params) const {
 std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
                                                       const ScheduleParams& params,
                                                       std::optional<std::int64_t> adj_ram) const {
+  return price(name, params, adj_ram, nullptr);
+}
+
+std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
+                                                      const ScheduleParams& params,
+                                                      std::optional<std::int64_t> adj_ram,
+                                                      std::optional<double>* bound) const {
   const auto replay = [&](const ScheduleParams& p, PricedSchedule& out) {
     auto schedule = create(name, p);
     out.name = schedule->name();
@@ -107,7 +113,7 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
                        out.stores_adj_deps || (f->write_adj_deps && f->level != Level::Work);
                  }
                }).cost;
-    out.lower_bound = schedule->lower_bound();
+    if (bound != nullptr && &p == &params) *bound = schedule->lower_bound();
   };
   PricedSchedule out;
   replay(params, out);
@@ -135,7 +141,8 @@ PricedSchedule ScheduleRegistry::choose_priced(const ScheduleParams& params,
     }
     std::optional<PricedSchedule> priced;
     try {
-      priced = price(e.name, params, adj_ram);
+      // twolevel's bound (planned anyway) serves the restart-only schedules after it.
+      priced = price(e.name, params, adj_ram, e.name == "twolevel" ? &restart_bound : nullptr);
     } catch (const Error& err) {
       if (err.code() != ErrorCode::InvalidArgument) throw;
       rejected += "\n  " + e.name + ": " + err.what();
@@ -145,7 +152,6 @@ PricedSchedule ScheduleRegistry::choose_priced(const ScheduleParams& params,
       rejected += "\n  " + e.name + ": stores adjoint data, which this budget cannot hold";
       continue;
     }
-    if (e.name == "twolevel") restart_bound = priced->lower_bound;
     if (!best || priced->cost < best->cost) best = std::move(priced);
   }
   if (!best) {

@@ -140,6 +140,21 @@ int main(int argc, char** argv) {
                         plan.schedule, plan.steps, plan.max_cps_ram, plan.max_cps_disk,
                         (int)plan.online, (int)plan.stores_stages));
   ok = (PetscBool)(ok && plan_ok);
+  // No budget: auto stores every step, stages included, and the getter says so.
+  PetscCall(TSTrajectoryRewindSetSchedule(tj, "auto"));
+  PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, -1, 0));
+  PetscCall(solve(p, got));
+  PetscCall(TSTrajectoryRewindGetSchedule(tj, &plan));
+  const PetscBool storeall_ok =
+      (std::strcmp(plan.schedule, "storeall") == 0 && plan.stores_stages &&
+       got.size() == reference.size() &&
+       std::memcmp(got.data(), reference.data(), got.size() * sizeof(PetscScalar)) == 0)
+          ? PETSC_TRUE
+          : PETSC_FALSE;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "no budget: %s, stages %d, lambda %s store-all\n",
+                        plan.schedule, (int)plan.stores_stages,
+                        storeall_ok ? "bitwise equal to" : "DIFFERS from (or wrong plan)"));
+  ok = (PetscBool)(ok && storeall_ok);
   // A bad setter argument is an error naming what to change.
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   const PetscErrorCode bad = TSTrajectoryRewindSetSchedule(tj, "no-such-schedule");

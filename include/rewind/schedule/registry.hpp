@@ -36,8 +36,7 @@ struct PricedSchedule {
   std::string name;
   ScheduleParams params;
   double cost = 0.0;
-  bool stores_adj_deps = false;       ///< it keeps adjoint data outside the working state
-  std::optional<double> lower_bound;  ///< the schedule's proven bound for its model, if known
+  bool stores_adj_deps = false;  ///< it keeps adjoint data outside the working state
 };
 
 /// Name -> factory table. The built-in schedules are registered on first use.
@@ -88,6 +87,10 @@ class ScheduleRegistry {
 
  private:
   ScheduleRegistry() = default;
+  /// price(); if `bound` is given, it receives the schedule's lower_bound() for `params`.
+  std::optional<PricedSchedule> price(std::string_view name, const ScheduleParams& params,
+                                      std::optional<std::int64_t> adj_ram,
+                                      std::optional<double>* bound) const;
   const ScheduleInfo* find(std::string_view name) const;
   std::vector<ScheduleInfo> entries_;
 };
