@@ -23,13 +23,16 @@
 // The table holds n+1 choices per layer. When the D layers of a budget do not all fit, layers
 // 0..c do, and the top segment is planned as a chain above them: the first sweep writes D-1-c
 // disk checkpoints, one per layer from D-1 down to c+1, and the rest after the last one is a
-// segment of layer c. Each interval of the chain is reversed by the unlimited layer's plan,
-// chosen among lengths whose unlimited plan holds at most c+1 disk checkpoints, so it fits in
-// every layer of the chain (the rule "a segment whose unlimited plan fits its free slots takes
-// it" is applied everywhere, and layers 0..c are filled with it). That is the shape of the
-// optimum when disk slots are many: most hold periodic checkpoints whose intervals are reversed
-// in RAM, and the few intervals refined once more by disk checkpoints fit in the lower layers.
-// Its lower bound (chain_lower) unrolls the top segment's disk right parts in the same way.
+// segment of layer c. When the reverse sweep comes back to the interval of the t-th checkpoint
+// from the top, everything after it is freed, so the interval has D-1-t free slots: it is
+// reversed by the unlimited layer's plan, among lengths whose unlimited plan fits in those slots
+// (the rule "a segment whose unlimited plan fits its free slots takes it" is applied everywhere,
+// and layers 0..c are filled with it). The lengths are chosen along the Lagrangian path of the
+// intervals' convex envelopes. Where that leaves more than 1 % to the bound, half the table is
+// given to short layers c'+1..D-1 over lengths up to M, and an interval of at most M steps may
+// also take the plan of its node's layer. Its lower bound (chain_lower) unrolls the top segment's
+// disk right parts in the same way and does not depend on the plan; the plan's cost is counted by
+// walking choose() over the tree of disk segments, as SegmentStream replays it.
 #include "rewind/schedule/twolevel.hpp"
 
 #include <algorithm>
@@ -143,6 +146,10 @@ class TableImpl final : public DiskPolicy {
       const ChainNode& node = chain_[static_cast<std::size_t>(D_ - 1 - free_disk)];
       if (node.length == length) return {DiskChoice::Kind::Split, node.m, true};
     }
+    if (free_disk > top && length <= short_len_ && !short_.empty()) {
+      const std::int64_t d = std::min(free_disk, D_ - 1);
+      return decode(short_[static_cast<std::size_t>(d - top - 1)][L]);
+    }
     return decode(choices_[static_cast<std::size_t>(std::min(free_disk, top))][L]);
   }
 
@@ -175,10 +182,12 @@ class TableImpl final : public DiskPolicy {
     return inf_peak_[length] <= free_disk + 1;
   }
 
-  bool exhaustive_layer() {
+  // Whether a layer over lengths up to `len` (default n) is searched exhaustively.
+  bool exhaustive_layer(Step len = 0) {
     if (method_ == TwoLevelMethod::Exact) return true;
     if (method_ == TwoLevelMethod::Windowed) return false;
-    const double work = 0.5 * static_cast<double>(n_) * static_cast<double>(n_);
+    const double l = static_cast<double>(len > 0 ? len : n_);
+    const double work = 0.5 * l * l;
     if (spent_ + work > kExactBudget) return false;
     spent_ += work;
     return true;
@@ -191,8 +200,7 @@ class TableImpl final : public DiskPolicy {
   void fill(std::vector<double>& value, std::vector<std::uint32_t>& choice,
             const std::vector<double>* below, const std::vector<std::uint32_t>* below_choice,
             const std::vector<Step>* relaxed_arg, bool self, bool exhaustive,
-            std::int64_t fit_count) {
-    const auto N = static_cast<std::size_t>(n_);
+            std::int64_t fit_count, std::size_t N) {
     value.assign(N + 1, kInf);
     choice.assign(N + 1, 0);
     std::vector<double> rt(N + 1, kInf);  // right part cost
@@ -268,8 +276,7 @@ class TableImpl final : public DiskPolicy {
 
   // One layer of the convex relaxation (a lower bound on the same layer of fill()).
   void relax(std::vector<double>& value, std::vector<Step>& arg, const std::vector<double>* below,
-             bool self) {
-    const auto N = static_cast<std::size_t>(n_);
+             bool self, std::size_t N) {
     value.assign(N + 1, kInf);
     arg.assign(N + 1, 0);
     ConvexEnvelope hk, hr;
@@ -334,62 +341,285 @@ class TableImpl final : public DiskPolicy {
     plan_.layers = infinite_ ? 1 : static_cast<std::int64_t>(choices_.size());
   }
 
+  // The vertices of a lower convex envelope of interval costs, in increasing length.
+  struct Envelope {
+    std::vector<Step> m;
+    std::vector<double> cost;
+  };
+
+  static Envelope envelope_of(const ConvexEnvelope& e) {
+    Envelope out;
+    out.m.reserve(e.xs().size());
+    for (const double x : e.xs()) out.m.push_back(static_cast<Step>(x));
+    out.cost = e.ys();
+    return out;
+  }
+
+  // An interval of the chain: m steps, its right part written to disk, its start read back, and
+  // k to reverse it.
+  double part(Step m, double k) const { return static_cast<double>(m) + rd_ + wd_ + k; }
+
+  // Envelopes of the intervals reversed by the unlimited plan, over lengths in [from, n) whose
+  // plan holds at most p disk checkpoints, for p = p_lo .. p_max (p_max: D, or the highest peak
+  // among those lengths). Built incrementally: level p's envelope is that of level p-1's vertices
+  // and the lengths of peak exactly p.
+  std::vector<Envelope> level_envelopes(std::int64_t p_lo, std::int64_t& p_max, Step from) const {
+    const auto N = static_cast<std::size_t>(n_);
+    const auto first = static_cast<std::size_t>(std::max<Step>(from, 1));
+    p_max = p_lo;
+    for (std::size_t m = first; m < N; ++m) p_max = std::max<std::int64_t>(p_max, inf_peak_[m]);
+    p_max = std::min(p_max, D_);
+    const auto levels = static_cast<std::size_t>(p_max - p_lo + 1);
+    std::vector<std::vector<Step>> bucket(levels);
+    for (std::size_t m = first; m < N; ++m) {
+      const std::int64_t p = std::max<std::int64_t>(inf_peak_[m], p_lo);
+      if (p <= p_max) bucket[static_cast<std::size_t>(p - p_lo)].push_back(static_cast<Step>(m));
+    }
+    std::vector<Envelope> env(levels);
+    for (std::size_t i = 0; i < levels; ++i) {
+      ConvexEnvelope e;
+      const std::vector<Step> none;
+      const std::vector<Step>& prev = i > 0 ? env[i - 1].m : none;
+      std::size_t a = 0, b = 0;
+      while (a < prev.size() || b < bucket[i].size()) {
+        const bool take_prev = b == bucket[i].size() || (a < prev.size() && prev[a] < bucket[i][b]);
+        const Step m = take_prev ? prev[a++] : bucket[i][b++];
+        e.add(static_cast<double>(m), part(m, inf_value_[static_cast<std::size_t>(m)]));
+      }
+      std::vector<Step>().swap(bucket[i]);
+      env[i] = envelope_of(e);
+    }
+    return env;
+  }
+
+  // The chain's intervals m_t (t = 0 at the top), each a vertex of its node's envelope `env[t]`,
+  // minimising their cost plus top_value of the rest: advancing the nodes along their envelopes
+  // in increasing order of slope visits, for each total it reaches, the least sum of envelope
+  // values for that total (a Lagrangian path); the best visited total is taken. Updates `best`
+  // and `ms` if it improves on `best`.
+  void chain_path(const std::vector<const Envelope*>& env, const std::vector<double>& top_value,
+                  double& best, std::vector<Step>& ms) const {
+    struct Advance {
+      double slope;
+      std::size_t t;
+    };
+    const std::size_t k = env.size();
+    std::vector<Advance> moves;
+    Step X = 0;
+    double sum = 0.0;
+    for (std::size_t t = 0; t < k; ++t) {
+      const Envelope& e = *env[t];
+      if (e.m.empty()) return;
+      X += e.m.front();
+      sum += e.cost.front();
+      for (std::size_t i = 0; i + 1 < e.m.size(); ++i) {
+        moves.push_back(
+            {(e.cost[i + 1] - e.cost[i]) / static_cast<double>(e.m[i + 1] - e.m[i]), t});
+      }
+    }
+    // Stable: a node's own moves keep their (increasing) order among equal slopes.
+    std::stable_sort(moves.begin(), moves.end(),
+                     [](const Advance& a, const Advance& b) { return a.slope < b.slope; });
+    std::vector<std::size_t> at(k, 0);
+    double local = kInf;
+    std::size_t best_s = 0;
+    for (std::size_t s = 0; X <= n_ - 2; ++s) {  // a one-step right part never goes to disk
+      const double c = sum + top_value[static_cast<std::size_t>(n_ - X)];
+      if (c < local) {
+        local = c;
+        best_s = s;
+      }
+      if (s == moves.size()) break;
+      const Envelope& e = *env[moves[s].t];
+      std::size_t& i = at[moves[s].t];
+      X += e.m[i + 1] - e.m[i];
+      sum += e.cost[i + 1] - e.cost[i];
+      ++i;
+    }
+    if (!(local < best)) return;
+    best = local;
+    at.assign(k, 0);
+    for (std::size_t s = 0; s < best_s; ++s) ++at[moves[s].t];
+    ms.resize(k);
+    for (std::size_t t = 0; t < k; ++t) ms[t] = env[t]->m[at[t]];
+  }
+
+  void set_chain(const std::vector<Step>& ms) {
+    plan_.chain = static_cast<std::int64_t>(ms.size());
+    chain_.assign(ms.size(), ChainNode{});
+    Step L = n_;
+    for (std::size_t t = 0; t < ms.size(); ++t) {
+      chain_[t] = {L, ms[t]};
+      L -= ms[t];
+    }
+  }
+
+  // The cost of reversing `length` steps from disk with `free_disk` free slots as choose() and
+  // right_free_disk() direct it (what SegmentStream does), over the tree of disk segments.
+  double walk(Step length, std::int64_t free_disk) const {
+    double total = 0.0;
+    std::vector<std::pair<Step, std::int64_t>> stack{{length, free_disk}};
+    while (!stack.empty()) {
+      const auto [L, f] = stack.back();
+      stack.pop_back();
+      if (L == 1) {
+        total += 1.0;
+        continue;
+      }
+      const DiskChoice c = choose(L, f);
+      if (c.kind == DiskChoice::Kind::ToRam) {
+        total += at(ram_, L);
+        continue;
+      }
+      total += static_cast<double>(c.m) + rd_;
+      stack.emplace_back(c.m, f);
+      const Step r = L - c.m;
+      if (r == 1) {
+        total += 1.0;
+      } else if (c.right_disk) {
+        total += wd_;
+        stack.emplace_back(r, right_free_disk(f));
+      } else {
+        total += at(ram_, r);
+      }
+    }
+    return total;
+  }
+
   // The chain above the table: with layers 0..top tabulated and D-1 > top free slots, the top
-  // segment is split k = D-1-top times, each time into a left part whose unlimited plan fits in
-  // `top` free slots (so in every layer of the chain) and a right part written to disk one layer
-  // lower; the k-th right part is a segment of layer `top`. A left part costs the same in every
-  // layer of the chain, so k of them of total X cost at least k times the lower convex envelope
-  // of that cost at X/k, and parts of two adjacent envelope vertices attain it. Returns the cost
-  // of reversing n steps from disk with D-1 free slots under choose().
+  // segment is split k = D-1-top times. Node t (t = 0 at the top) splits a segment with D-1-t
+  // free slots into a left part of m_t steps and a right part written to disk, the next node
+  // with one slot fewer; the k-th right part is a segment of layer `top`. When the sweep comes
+  // back to node t's left part, every checkpoint of the right part is freed, so the left part has
+  // D-1-t free slots as well: it takes the unlimited plan if that plan holds at most D-t disk
+  // checkpoints (so the admitted lengths grow towards the top), at the same cost in every node.
+  // chain_path() picks the lengths; the path with every node held to `top` slots (parts of two
+  // adjacent vertices of one envelope) is a second candidate. Returns the cost of reversing n
+  // steps from disk with D-1 free slots under choose().
   double build_chain(const std::vector<double>& top_value, std::int64_t top) {
     const Step k = D_ - 1 - top;
     if (fits(static_cast<std::size_t>(n_), D_ - 1)) {
       return inf_value_[static_cast<std::size_t>(n_)];
     }
-    const auto part = [&](Step m) {
-      return static_cast<double>(m) + rd_ + wd_ + inf_value_[static_cast<std::size_t>(m)];
-    };
-    ConvexEnvelope env;
-    for (Step m = 1; m < n_; ++m) {
-      if (fits(static_cast<std::size_t>(m), top)) env.add(static_cast<double>(m), part(m));
-    }
-    const std::vector<double>& xs = env.xs();
+    const std::int64_t p_lo = top + 1;
+    std::int64_t p_max = p_lo;
+    const std::vector<Envelope> levels = level_envelopes(p_lo, p_max, 1);
     double best = kInf;
-    Step best_a = 1, best_b = 1, best_kb = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      const auto a = static_cast<Step>(xs[i]);
-      const Step b = i + 1 < xs.size() ? static_cast<Step>(xs[i + 1]) : a;
-      const double pa = part(a), pb = part(b);
-      for (Step kb = 0; kb <= (b > a ? k : 0); ++kb) {
-        const Step X = k * a + kb * (b - a);
-        if (X > n_ - 2) break;  // a right part of one step is never written to disk
-        const double c = static_cast<double>(k - kb) * pa + static_cast<double>(kb) * pb +
-                         top_value[static_cast<std::size_t>(n_ - X)];
-        if (c < best) {
-          best = c;
-          best_a = a;
-          best_b = b;
-          best_kb = kb;
-        }
+    std::vector<Step> ms;
+    std::vector<const Envelope*> env(static_cast<std::size_t>(k));
+    for (const std::int64_t cap : {p_lo, p_max}) {
+      if (cap == p_max && p_max == p_lo) break;
+      for (Step t = 0; t < k; ++t) {
+        const std::int64_t p = std::clamp<std::int64_t>(std::min(D_ - t, cap), p_lo, p_max);
+        env[static_cast<std::size_t>(t)] = &levels[static_cast<std::size_t>(p - p_lo)];
       }
+      chain_path(env, top_value, best, ms);
     }
-    if (!(best < kInf)) return kInf;
-    plan_.chain = k;
-    chain_.assign(static_cast<std::size_t>(k), ChainNode{});
-    Step L = n_;
-    for (Step t = 0; t < k; ++t) {
-      const Step m = t < best_kb ? best_b : best_a;
-      chain_[static_cast<std::size_t>(t)] = {L, m};
-      L -= m;
+    if (ms.empty()) return kInf;
+    set_chain(ms);
+    return walk(n_, D_ - 1);
+  }
+
+  // When the chain above the full table leaves more than the target gap, the intervals usually
+  // need more disk slots than their unlimited plan may take, refined by a few dozen disk
+  // checkpoints each: then half the table holds full layers 0..c and the other half the layers
+  // c+1..D-1 for lengths up to M (short layers), and node t's left part may also take layer
+  // D-1-t's plan when m <= M (choose() gives it, as it gives that layer's own right parts the
+  // layer below). Each node has its own envelope then. Returns the cost of that plan under
+  // choose() and keeps it if it is below `current`; else restores the chain above the full table
+  // and returns infinity.
+  double build_short(double current) {
+    const auto N = static_cast<std::size_t>(n_);
+    const std::int64_t max_layers =
+        std::max<std::int64_t>(1, table_entries_ / static_cast<std::int64_t>(N + 1));
+    const std::int64_t c = std::max<std::int64_t>(1, max_layers / 2) - 1;
+    if (c >= D_ - 1) return kInf;
+    const std::int64_t k = D_ - 1 - c;
+    const std::int64_t room = table_entries_ - (c + 1) * static_cast<std::int64_t>(N + 1);
+    const Step M = std::min<Step>(n_ - 1, room / k - 1);
+    if (M < 2) return kInf;
+    std::vector<std::vector<std::uint32_t>> saved_choices;
+    saved_choices.swap(choices_);
+    std::vector<ChainNode> saved_chain;
+    saved_chain.swap(chain_);
+    const std::int64_t saved_k = plan_.chain;
+    // Full layers 0..c, as build() fills them.
+    std::vector<double> value, below, lower, below_lower;
+    std::vector<Step> arg;
+    for (std::int64_t d = 0; d <= c; ++d) {
+      const bool exd = exhaustive_layer();
+      arg.clear();
+      if (!exd) relax(lower, arg, d == 0 ? nullptr : &below_lower, false, N);
+      choices_.emplace_back();
+      fill(value, choices_.back(), d == 0 ? nullptr : &below,
+           d == 0 ? nullptr : &choices_[choices_.size() - 2], exd ? nullptr : &arg, false, exd, d,
+           N);
+      if (exd) lower = value;
+      below.swap(value);
+      below_lower.swap(lower);
     }
-    // What choose() does: a node whose unlimited plan fits takes it instead.
-    double v = top_value[static_cast<std::size_t>(L)];
-    for (Step t = k - 1; t >= 0; --t) {
-      const ChainNode& node = chain_[static_cast<std::size_t>(t)];
-      const auto len = static_cast<std::size_t>(node.length);
-      v = fits(len, D_ - 1 - t) ? inf_value_[len] : part(node.m) + v;
+    // Short layers c+1..D-1 over lengths up to M; node t = D-1-d's envelope over m <= M.
+    const auto Ms = static_cast<std::size_t>(M);
+    std::vector<double> sval, slower;
+    std::vector<double> sbelow(below.begin(), below.begin() + static_cast<std::ptrdiff_t>(Ms) + 1);
+    std::vector<double> sbelow_lower(below_lower.begin(),
+                                     below_lower.begin() + static_cast<std::ptrdiff_t>(Ms) + 1);
+    std::vector<Envelope> node_env(static_cast<std::size_t>(k));
+    short_.clear();
+    short_len_ = M;
+    for (std::int64_t d = c + 1; d < D_; ++d) {
+      const bool exd = exhaustive_layer(M);
+      arg.clear();
+      if (!exd) relax(slower, arg, &sbelow_lower, false, Ms);
+      short_.emplace_back();
+      const std::vector<std::uint32_t>& below_choice =
+          short_.size() >= 2 ? short_[short_.size() - 2] : choices_.back();
+      fill(sval, short_.back(), &sbelow, &below_choice, exd ? nullptr : &arg, false, exd, d, Ms);
+      if (exd) slower = sval;
+      ConvexEnvelope e;
+      for (std::size_t m = 1; m <= Ms && m < N; ++m) {
+        e.add(static_cast<double>(m), part(static_cast<Step>(m), sval[m]));
+      }
+      node_env[static_cast<std::size_t>(D_ - 1 - d)] = envelope_of(e);
+      sbelow.swap(sval);
+      sbelow_lower.swap(slower);
     }
-    return v;
+    // Longer left parts take the unlimited plan where it fits, as in build_chain().
+    const std::int64_t p_lo = c + 1;
+    std::int64_t p_max = p_lo;
+    const std::vector<Envelope> levels = level_envelopes(p_lo, p_max, M + 1);
+    std::vector<const Envelope*> env(static_cast<std::size_t>(k));
+    for (std::int64_t t = 0; t < k; ++t) {
+      Envelope& mine = node_env[static_cast<std::size_t>(t)];
+      const std::int64_t p = std::clamp<std::int64_t>(D_ - t, p_lo, p_max);
+      const Envelope& longer = levels[static_cast<std::size_t>(p - p_lo)];
+      if (!longer.m.empty()) {
+        ConvexEnvelope e;
+        for (std::size_t i = 0; i < mine.m.size(); ++i) {
+          e.add(static_cast<double>(mine.m[i]), mine.cost[i]);
+        }
+        for (std::size_t i = 0; i < longer.m.size(); ++i) {
+          e.add(static_cast<double>(longer.m[i]), longer.cost[i]);
+        }
+        mine = envelope_of(e);
+      }
+      env[static_cast<std::size_t>(t)] = &mine;
+    }
+    double best = kInf;
+    std::vector<Step> ms;
+    chain_path(env, below, best, ms);
+    double cost = kInf;
+    if (!ms.empty()) {
+      set_chain(ms);
+      cost = walk(n_, D_ - 1);
+    }
+    if (cost < current) return cost;
+    choices_.swap(saved_choices);
+    chain_.swap(saved_chain);
+    plan_.chain = saved_k;
+    short_.clear();
+    short_len_ = 0;
+    return kInf;
   }
 
   // A lower bound on K_{D-1}(n) from lower bounds of layer c < D-1 (`layer_lower`) and of the
@@ -461,8 +691,8 @@ class TableImpl final : public DiskPolicy {
     // The unlimited layer: the answer for unlimited disk, and for a finite budget whenever its
     // plan never holds more disk checkpoints than the budget.
     const bool ex = exhaustive_layer();
-    if (!ex) relax(relaxed, relaxed_arg, nullptr, true);
-    fill(inf_value_, inf_choice_, nullptr, nullptr, ex ? nullptr : &relaxed_arg, true, ex, -1);
+    if (!ex) relax(relaxed, relaxed_arg, nullptr, true, N);
+    fill(inf_value_, inf_choice_, nullptr, nullptr, ex ? nullptr : &relaxed_arg, true, ex, -1, N);
     plan_.exact = ex;
     const std::vector<double> inf_lower = ex ? inf_value_ : relaxed;
     inf_peak_ = peaks(inf_choice_);
@@ -486,11 +716,11 @@ class TableImpl final : public DiskPolicy {
       const bool exd = exhaustive_layer();
       plan_.exact = plan_.exact && exd;
       relaxed_arg.clear();
-      if (!exd) relax(lower, relaxed_arg, d == 0 ? nullptr : &below_lower, false);
+      if (!exd) relax(lower, relaxed_arg, d == 0 ? nullptr : &below_lower, false, N);
       choices_.emplace_back();
       fill(value, choices_.back(), d == 0 ? nullptr : &below,
            d == 0 ? nullptr : &choices_[choices_.size() - 2], exd ? nullptr : &relaxed_arg, false,
-           exd, fit_rule_ ? d : -1);
+           exd, fit_rule_ ? d : -1, N);
       if (exd) lower = value;
       const bool same = d > 0 && value == below;
       below.swap(value);
@@ -522,7 +752,7 @@ class TableImpl final : public DiskPolicy {
         if (cost > (1.0 + kTargetGap) * std::min(at(ram_, n_), wd_ + top_lower)) {
           const std::int64_t more = 4 * table_entries_ / static_cast<std::int64_t>(N + 1);
           for (std::int64_t j = 0; j < more && c < D_ - 1; ++j) {
-            relax(lower, relaxed_arg, &below_lower, false);
+            relax(lower, relaxed_arg, &below_lower, false, N);
             const bool same = lower == below_lower;
             below_lower.swap(lower);
             c = same ? D_ - 1 : c + 1;
@@ -532,7 +762,7 @@ class TableImpl final : public DiskPolicy {
       } else {
         // Carry the relaxation up to layer D-1 (or until it stops changing).
         for (; d < D_ && !saturated_exactly; ++d) {
-          relax(lower, relaxed_arg, &below_lower, false);
+          relax(lower, relaxed_arg, &below_lower, false, N);
           const bool same = lower == below_lower;
           below_lower.swap(lower);
           if (same) break;
@@ -540,6 +770,12 @@ class TableImpl final : public DiskPolicy {
         top_lower = below_lower[N];
       }
       top_lower = std::max(inf_lower[N], top_lower);
+    }
+    if (chained_) {
+      const double ram = at(ram_, n_);
+      if (std::min(ram, wd_ + top_value) > (1.0 + kTargetGap) * std::min(ram, wd_ + top_lower)) {
+        top_value = std::min(top_value, build_short(top_value));
+      }
     }
     finish(top_value, top_lower);
   }
@@ -562,6 +798,8 @@ class TableImpl final : public DiskPolicy {
   std::vector<std::int32_t> inf_peak_;
   std::vector<std::vector<std::uint32_t>> choices_;  // finite layers, free slots 0, 1, ...
   std::vector<ChainNode> chain_;                     // chain_[t]: the node with D-1-t free slots
+  std::vector<std::vector<std::uint32_t>> short_;  // layers top+1 .. D-1 for lengths <= short_len_
+  Step short_len_ = 0;
   TwoLevelPlan plan_;
 };
 

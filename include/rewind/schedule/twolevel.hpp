@@ -28,7 +28,9 @@ enum class TwoLevelMethod : std::uint8_t {
 
 /// Entries of `twolevel`'s choice table (4 bytes each): n+1 per tabulated disk-slot layer. When
 /// the budget's layers do not all fit, the top segment is planned as a chain of disk checkpoints
-/// above the layers that do (see docs/schedules.md), and a proven lower bound is reported.
+/// above the layers that do, and where that leaves more than 1 % to the proven lower bound (which
+/// is reported) it is planned again with half the table in short layers (see docs/schedules.md);
+/// planning then holds two tables at once.
 inline constexpr std::int64_t kTwoLevelTableEntries = 30'000'000;
 
 /// What the two-level planner found.
