@@ -477,8 +477,11 @@ class TableImpl final : public DiskPolicy {
       if (r == 1) {
         total += 1.0;
       } else if (c.right_disk) {
-        total += wd_;
-        stack.emplace_back(r, right_free_disk(f));
+        // Written first only if it splits: a right part that goes to RAM after all (with more
+        // free slots than the layer it was planned in) is never written (SegmentStream).
+        const std::int64_t rf = right_free_disk(f);
+        if (choose(r, rf).kind != DiskChoice::Kind::ToRam) total += wd_;
+        stack.emplace_back(r, rf);
       } else {
         total += at(ram_, r);
       }
