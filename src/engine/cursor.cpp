@@ -1,4 +1,5 @@
 #include "rewind/engine/cursor.hpp"
+#include "rewind/timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,11 +21,7 @@ using storage::Kind;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using Clock = SteadyClock;
 
 std::int64_t doubles(const std::vector<Field>& fields) {
   std::int64_t n = 0;
@@ -110,7 +107,7 @@ struct Cursor::Impl {
     stepper.on_io(true, true);
     const auto t0 = Clock::now();
     store(level).put(key, {v, {}});
-    stats.io_seconds += since(t0);
+    stats.io_seconds += seconds_since(t0);
     stepper.on_io(true, false);
     tape->stored(key, level);
     if (key.kind == Kind::Restart)
@@ -128,7 +125,7 @@ struct Cursor::Impl {
     stepper.on_io(false, true);
     const auto t0 = Clock::now();
     store(level).get(key, {fields, {}});
-    stats.io_seconds += since(t0);
+    stats.io_seconds += seconds_since(t0);
     stepper.on_io(false, false);
     prefetched.erase(key);
     if (into_stepper) stepper.loaded(key.kind == Kind::Restart);
@@ -140,7 +137,7 @@ struct Cursor::Impl {
   void erase(const Key& key, Level level) {
     const auto t0 = Clock::now();
     store(level).erase(key);
-    stats.io_seconds += since(t0);
+    stats.io_seconds += seconds_since(t0);
     tape->freed(key, level);
     if (key.kind == Kind::Restart && !tape->find(key)) restart_written.erase(key.step);
   }
@@ -339,7 +336,7 @@ struct Cursor::Impl {
       const bool want = f.write_adj_deps && (f.level != Level::Work || i == f.n1 - 1);
       const auto t0 = Clock::now();
       stepper.forward(i, want);
-      stats.recompute_seconds += since(t0);
+      stats.recompute_seconds += seconds_since(t0);
       ++stats.forward_steps;
       position = i + 1;
       if (want) record(i, f);

@@ -1,4 +1,5 @@
 #include "rewind/engine/engine.hpp"
+#include "rewind/timing.hpp"
 
 #include <chrono>
 
@@ -17,10 +18,7 @@ StepAccess Stepper::access(Step) {
 }
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using Clock = SteadyClock;
 }  // namespace
 
 struct Engine::Impl {
@@ -36,7 +34,7 @@ struct Engine::Impl {
     while (planned > 0 ? i < planned : !stepper.finished(i)) {
       const auto t = Clock::now();
       stepper.forward(i, cursor.record_wanted(i));
-      forward_seconds += since(t);
+      forward_seconds += seconds_since(t);
       const bool last = planned > 0 ? i + 1 == planned : stepper.finished(i + 1);
       cursor.forward_step_done(i, last);
       ++i;
@@ -48,13 +46,13 @@ struct Engine::Impl {
       cursor.prepare_adjoint(k);
       const auto t = Clock::now();
       stepper.adjoint(k);
-      adjoint_seconds += since(t);
+      adjoint_seconds += seconds_since(t);
       cursor.adjoint_done(k);
     }
     RunStats stats = cursor.finish();
     stats.forward_seconds = forward_seconds;
     stats.adjoint_seconds = adjoint_seconds;
-    stats.total_seconds = since(t0);
+    stats.total_seconds = seconds_since(t0);
     return stats;
   }
 };

@@ -24,6 +24,7 @@
 #include "rewind/petsc/trajectory.h"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/simulator.hpp"
+#include "rewind/timing.hpp"
 
 #if PETSC_VERSION_LT(3, 18, 0) || PETSC_VERSION_GE(3, 23, 0)
 #error "rewind's trajectory is written against the TSTrajectory ops table of PETSc 3.18-3.22"
@@ -419,13 +420,13 @@ std::pair<double, double> probe_disk(TSTrajectory tj, TS ts) {
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);
   }
-  times[0] = std::chrono::duration<double>(Clock::now() - t0).count();
+  times[0] = rwd::seconds_since(t0);
   t0 = Clock::now();
   fd = failed ? -1 : ::open(path.c_str(), O_RDONLY);
   if (fd < 0 || ::read(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()))
     failed = 1;
   if (fd >= 0) ::close(fd);
-  times[1] = std::chrono::duration<double>(Clock::now() - t0).count();
+  times[1] = rwd::seconds_since(t0);
   ::unlink(path.c_str());
   int any_failed = 0;
   double worst[2] = {0.0, 0.0};
@@ -656,8 +657,7 @@ void set(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time) {
     return;
   }
   if (rw.deferred && stepnum == 1) {
-    rw.first_step_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - rw.last_set_time).count();
+    rw.first_step_seconds = rwd::seconds_since(rw.last_set_time);
     // Plan as if at x_0: the cursor stores what the schedule wants of x_0, then the run goes on.
     REWIND_PETSC(VecSwap(ts->vec_sol, rw.x0));
     try {

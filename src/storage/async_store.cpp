@@ -1,4 +1,5 @@
 #include "rewind/storage/async_store.hpp"
+#include "rewind/timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -24,11 +25,7 @@ using detail::capture;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using Clock = SteadyClock;
 
 struct Buffer {
   std::unique_ptr<double[]> data;

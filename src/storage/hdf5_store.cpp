@@ -1,4 +1,5 @@
 #include "rewind/storage/hdf5_store.hpp"
+#include "rewind/timing.hpp"
 
 #include <fcntl.h>
 #include <hdf5.h>
@@ -317,10 +318,6 @@ class LiftFileSizeLimit {
   struct rlimit saved_ {};
   bool lifted_ = false;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "rewind/storage/ram_store.hpp"
+#include "rewind/timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,13 +15,7 @@ struct RamStore::Entry {
   detail::Layout layout;
 };
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 RamStore::RamStore(const StoreConfig& config) {
   int initialized = 0;
