@@ -1,9 +1,14 @@
 #pragma once
 // Helpers shared by the schedule tests.
 
+#include <algorithm>
+#include <limits>
 #include <vector>
 
+#include "rewind/error.hpp"
+#include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/schedule.hpp"
+#include "rewind/schedule/simulator.hpp"
 
 namespace rwd::schedule::testing {
 
@@ -32,6 +37,21 @@ inline ScheduleParams ram_budget(Step n, std::int64_t s) {
   p.steps = n;
   p.ram = s;
   return p;
+}
+
+/// The least replayed cost of every registered schedule that accepts `p` (what `auto` must find).
+/// A schedule refusing the budget must say so with InvalidArgument; any other error propagates.
+inline double least_registered_cost(const ScheduleParams& p) {
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& e : ScheduleRegistry::instance().list()) {
+    try {
+      auto s = e.factory(p);
+      least = std::min(least, simulate(*s, p).cost);
+    } catch (const Error& err) {
+      if (err.code() != ErrorCode::InvalidArgument) throw;
+    }
+  }
+  return least;
 }
 
 }  // namespace rwd::schedule::testing
