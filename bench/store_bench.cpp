@@ -155,9 +155,9 @@ Row run_store(Case& c, const std::string& name, bool async) {
   std::vector<FieldSpan> fs;
   if (async) {
     // Steady state: a long run reuses the staging pool, so fill it once before timing.
-    for (int i = 0; i < c.reps; ++i) store->put(Key{i, Kind::Adjoint}, c.view(fv));
+    for (int i = 0; i < c.reps; ++i) store->put(Key{i, Kind::Pullback}, c.view(fv));
     as->drain();
-    for (int i = 0; i < c.reps; ++i) store->erase(Key{i, Kind::Adjoint});
+    for (int i = 0; i < c.reps; ++i) store->erase(Key{i, Kind::Pullback});
     as->drain();
   }
   quiesce();
@@ -192,7 +192,7 @@ std::pair<double, double> overlap(Case& c, bool async, double compute) {
   auto [store, as] = make(c, "hdf5", async ? std::max<std::int64_t>(2 * c.n * 8, 8) : 0);
   std::vector<FieldView> fv;
   if (as) {  // steady state, as in run_store()
-    for (int i = 0; i < 2; ++i) store->put(Key{i, Kind::Adjoint}, c.view(fv));
+    for (int i = 0; i < 2; ++i) store->put(Key{i, Kind::Pullback}, c.view(fv));
     as->drain();
   }
   quiesce();

@@ -292,7 +292,7 @@ std::vector<CheckpointEvent> replay_checkpoints(const std::string& name, std::in
     const auto stored = [](rs::Level l) { return l == rs::Level::Ram || l == rs::Level::Disk; };
     rs::simulate(*schedule, limits, [&](const rs::Action& a) {
       if (const auto* f = std::get_if<rs::Forward>(&a)) {
-        if (f->write_ics && stored(f->level)) {
+        if (f->write_restart && stored(f->level)) {
           out.push_back({forward, f->n0, rs::to_string(f->level)});
         }
         forward += f->n1 - f->n0;

@@ -173,15 +173,15 @@ std::string render_svg(const std::vector<rs::Action>& actions, const rs::Schedul
   };
   const char* kFirst = "#1f77b4";      // first forward sweep
   const char* kRecompute = "#ff7f0e";  // recomputation
-  const char* kRecord = "#9467bd";     // recording run (adjoint data taken)
+  const char* kRecord = "#9467bd";     // recording run (pullback data taken)
   const char* kAdjoint = "#d62728";    // adjoint steps
   const char* kRam = "#2ca02c";        // RAM checkpoint
   const char* kDisk = "#8c564b";       // disk checkpoint
-  const char* kData = "#e377c2";       // adjoint data kept in RAM or on disk
+  const char* kData = "#e377c2";       // pullback data kept in RAM or on disk
   std::vector<Segment> lines;
   std::vector<Bar> bars;
   std::map<std::pair<rs::Step, rs::Level>, double> since;  // live checkpoints -> store time
-  std::map<rs::Step, double> data_since;                   // stored adjoint data of a step
+  std::map<rs::Step, double> data_since;                   // stored pullback data of a step
   double x = 0;
   bool first = true;
   const auto store = [&](rs::Step n, rs::Level level) {
@@ -197,13 +197,13 @@ std::string render_svg(const std::vector<rs::Action>& actions, const rs::Schedul
   };
   for (const rs::Action& a : actions) {
     if (const auto* f = std::get_if<rs::Forward>(&a)) {
-      if (f->write_ics) store(f->n0, f->level);
+      if (f->write_restart) store(f->n0, f->level);
       const double d = static_cast<double>(f->n1 - f->n0);
       const char* colour = first ? kFirst : kRecompute;
-      if (f->write_adj_deps && !first) colour = kRecord;
+      if (f->write_pullback && !first) colour = kRecord;
       lines.push_back(
           {x, static_cast<double>(f->n0), x + d, static_cast<double>(f->n1), colour, 2.0});
-      if (f->write_adj_deps && (f->level == rs::Level::Ram || f->level == rs::Level::Disk)) {
+      if (f->write_pullback && (f->level == rs::Level::Ram || f->level == rs::Level::Disk)) {
         for (rs::Step i = f->n0; i < f->n1; ++i) {
           data_since[i] = x + static_cast<double>(i - f->n0 + 1);
         }
@@ -270,7 +270,7 @@ std::string render_svg(const std::vector<rs::Action>& actions, const rs::Schedul
       {kFirst, "first forward sweep"},     {kRecompute, "recomputation"},
       {kRecord, "recording run"},          {kAdjoint, "adjoint"},
       {kRam, "RAM checkpoint (lifetime)"}, {kDisk, "disk checkpoint (lifetime)"},
-      {kData, "adjoint data kept"}};
+      {kData, "pullback data kept"}};
   // Legend in two rows.
   for (std::size_t i = 0; i < std::size(legend); ++i) {
     const double lx = left + 220.0 * static_cast<double>(i % 4);

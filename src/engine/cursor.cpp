@@ -184,7 +184,7 @@ struct Cursor::Impl {
         prefetch({m->n, Kind::Restart});
       } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
         for (Step i = r->n1 - 1; i >= r->n0 && i > r->n1 - 1 - kPrefetchSteps; --i) {
-          prefetch({i, Kind::Adjoint});
+          prefetch({i, Kind::Pullback});
         }
       }
     }
@@ -192,11 +192,11 @@ struct Cursor::Impl {
 
   // ---- shared action pieces ----------------------------------------------------------
   void record(Step i, const schedule::Forward& f) {
-    if (!f.write_adj_deps) return;
+    if (!f.write_pullback) return;
     if (f.level == Level::Work) {
       tape->set_work_adjoint(i);
     } else {
-      put({i, Kind::Adjoint}, f.level, stepper.pullback());
+      put({i, Kind::Pullback}, f.level, stepper.pullback());
     }
   }
 
@@ -257,7 +257,7 @@ struct Cursor::Impl {
           broken("the first sweep jumps from x_" + std::to_string(position.value_or(-1)) +
                  " to x_" + std::to_string(f->n0));
         }
-        if (f->write_ics) put({f->n0, Kind::Restart}, f->level, restart_fields(f->n0));
+        if (f->write_restart) put({f->n0, Kind::Restart}, f->level, restart_fields(f->n0));
         forward = *f;
         return;
       }
@@ -270,7 +270,7 @@ struct Cursor::Impl {
   }
 
   bool record_wanted(Step i) const {
-    if (!forward || !forward->write_adj_deps) return false;
+    if (!forward || !forward->write_pullback) return false;
     return forward->level != Level::Work || i == forward->n1 - 1 || steps == 0;
   }
 
@@ -331,9 +331,9 @@ struct Cursor::Impl {
       broken("forward from x_" + std::to_string(f.n0) + " but the working state is " +
              (position ? "x_" + std::to_string(*position) : std::string("not valid")));
     }
-    if (f.write_ics) put({f.n0, Kind::Restart}, f.level, restart_fields(f.n0));
+    if (f.write_restart) put({f.n0, Kind::Restart}, f.level, restart_fields(f.n0));
     for (Step i = f.n0; i < f.n1; ++i) {
-      const bool want = f.write_adj_deps && (f.level != Level::Work || i == f.n1 - 1);
+      const bool want = f.write_pullback && (f.level != Level::Work || i == f.n1 - 1);
       const auto t0 = Clock::now();
       stepper.forward(i, want);
       stats.recompute_seconds += seconds_since(t0);
@@ -364,21 +364,21 @@ struct Cursor::Impl {
         broken("ends before the adjoint of step " + std::to_string(i));
       }
     }
-    const Key key{i, Kind::Adjoint};
+    const Key key{i, Kind::Pullback};
     if (tape->work_adjoint() != i) {
       const auto level = tape->find(key);
-      if (!level) broken("reverses step " + std::to_string(i) + " without its adjoint data");
+      if (!level) broken("reverses step " + std::to_string(i) + " without its pullback data");
       get(key, *level, stepper.pullback());
     }
   }
 
   void adjoint_done(Step i) {
-    if (async_disk && reverse && i > reverse->n0) prefetch({i - kPrefetchSteps, Kind::Adjoint});
+    if (async_disk && reverse && i > reverse->n0) prefetch({i - kPrefetchSteps, Kind::Pullback});
     if (!reverse || i != next_adjoint())
       broken("adjoint step " + std::to_string(i) + " was not prepared");
     ++stats.adjoint_steps;
-    const Key key{i, Kind::Adjoint};
-    if (reverse->clear_adj_deps) {
+    const Key key{i, Kind::Pullback};
+    if (reverse->clear_pullback) {
       for (Level l : {Level::Ram, Level::Disk}) {
         if (tape->holds(key, l)) erase(key, l);
       }

@@ -58,7 +58,7 @@ struct Options {
 
 struct Rewind;
 
-// The engine's view of a PETSc TS: the state is vec_sol; a step's adjoint data is its stages
+// The engine's view of a PETSc TS: the state is vec_sol; a step's pullback data is its stages
 // plus the solution at its end; recomputing a step is TSStep with the step size it used.
 class TsStepper final : public rwd::engine::Stepper {
  public:
@@ -533,7 +533,7 @@ void plan_run(TSTrajectory tj, TS ts) {
     }
   }
   const bool budget_given = rw.opt.max_cps_ram >= 0 || rw.opt.ram_bytes > 0;
-  // A restart checkpoint holds the state; a stage checkpoint (one step's adjoint data) holds the
+  // A restart checkpoint holds the state; a stage checkpoint (one step's pullback data) holds the
   // stages and the state. A byte budget therefore gives the two kinds different slot counts:
   // schedules that store stages are priced with stage-sized slots.
   p.ram = rw.opt.max_cps_ram >= 0 ? rw.opt.max_cps_ram : (p.steps > 0 ? p.steps : kUnlimitedRam);
@@ -592,7 +592,7 @@ void plan_run(TSTrajectory tj, TS ts) {
     }
     name = best.name;
     p = best.params;
-    stores_stages = best.stores_adj_deps;
+    stores_stages = best.stores_pullback;
   } else if (p.steps > 0) {
     const auto priced = registry.price(name, p, stage_slots);
     if (!priced) {
@@ -605,7 +605,7 @@ void plan_run(TSTrajectory tj, TS ts) {
                              "raise it or choose another schedule"));
     }
     p = priced->params;
-    stores_stages = priced->stores_adj_deps;
+    stores_stages = priced->stores_pullback;
   }
   if (!stores_stages) {
     // Not replayed (no step count, or store-all by default): what the schedule may do.

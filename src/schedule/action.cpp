@@ -26,11 +26,11 @@ struct Printer {
   std::ostringstream& os;
   void operator()(const Forward& a) const {
     os << "Forward(" << a.n0 << ", " << a.n1
-       << ", ics=" << (a.write_ics ? to_string(a.level) : "none")
-       << ", adj=" << (a.write_adj_deps ? to_string(a.level) : "none") << ")";
+       << ", restart=" << (a.write_restart ? to_string(a.level) : "none")
+       << ", pullback=" << (a.write_pullback ? to_string(a.level) : "none") << ")";
   }
   void operator()(const Reverse& a) const {
-    os << "Reverse(" << a.n1 << ", " << a.n0 << (a.clear_adj_deps ? ", clear" : ", keep") << ")";
+    os << "Reverse(" << a.n1 << ", " << a.n0 << (a.clear_pullback ? ", clear" : ", keep") << ")";
   }
   void operator()(const Copy& a) const {
     os << "Copy(" << a.n << ", " << to_string(a.from) << " -> " << to_string(a.to) << ")";

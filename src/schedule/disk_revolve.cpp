@@ -3,7 +3,7 @@
 // x_2P, ... to disk; the last interval is reversed in RAM at once; each earlier interval is read
 // back into RAM and reversed by Revolve with every RAM slot. With the step count unknown (online),
 // each interval start is kept in RAM until the next one is reached and only then moved to disk,
-// so the interval the run ends in is still in RAM and its last step's adjoint data is recorded.
+// so the interval the run ends in is still in RAM and its last step's pullback data is recorded.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -212,7 +212,7 @@ class DiskRevolveSchedule final : public Schedule {
     if (!reversing_) {
       reversing_ = true;
       // The run ended inside interval k = interval_ - 1 (the driver clipped its Forward at n,
-      // and the last step's adjoint data is in work). Intervals 0..k-1 are on disk. If the driver
+      // and the last step's pullback data is in work). Intervals 0..k-1 are on disk. If the driver
       // fetched interval k without running it (n is its start), x_n is useless and interval
       // k-1, its start now on disk, ends the run.
       const Level held = params_.ram >= 1 ? Level::Ram : Level::Disk;

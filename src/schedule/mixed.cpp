@@ -1,5 +1,5 @@
-// mixed: a RAM slot holds either a restart state or one step's adjoint data (for a Runge-Kutta
-// method, its stage values). Storing a step's adjoint data saves the recording re-run of that
+// mixed: a RAM slot holds either a restart state or one step's pullback data (for a Runge-Kutta
+// method, its stage values). Storing a step's pullback data saves the recording re-run of that
 // step. Maddison's dynamic programme, in the simulator's units: M(n, s) is the least number of
 // forward steps to reverse n steps from a state in work that is not stored, with s free slots:
 //   M(1, s) = 1
@@ -54,7 +54,7 @@ class MixedTable {
   double lower_bound() const { return lower_; }
   bool exact() const { return exact_; }
 
-  // 0 = record the first step's adjoint data, 1 = single step, i >= 2 = split after i.
+  // 0 = record the first step's pullback data, 1 = single step, i >= 2 = split after i.
   Step choice(Step length, std::int64_t slots) const {
     if (length == 1) return 1;
     slots = std::min<std::int64_t>(slots, s_);
@@ -310,7 +310,7 @@ namespace detail {
 
 void register_mixed(ScheduleRegistry& registry) {
   registry.add({"mixed",
-                "a RAM slot holds a restart state or one step's adjoint data (stages), whichever "
+                "a RAM slot holds a restart state or one step's pullback data (stages), whichever "
                 "saves more (Maddison's dynamic programme)",
                 false, false,
                 [](const ScheduleParams& p) { return std::make_unique<MixedSchedule>(p); }});

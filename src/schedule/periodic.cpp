@@ -1,5 +1,5 @@
 // periodic: a restart checkpoint every k steps; in the reverse sweep each interval is
-// recomputed once from its checkpoint while its steps' adjoint data is recorded in RAM.
+// recomputed once from its checkpoint while its steps' pullback data is recorded in RAM.
 // The interval [(c-1)k, n) is recorded already in the first sweep.
 #include <limits>
 

@@ -93,15 +93,15 @@ std::string ScheduleRegistry::choose(const ScheduleParams& params) const {
   return choose_priced(params, params.ram).name;
 }
 
-std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
-                                                      const ScheduleParams& params,
-                                                      std::optional<std::int64_t> adj_ram) const {
-  return price(name, params, adj_ram, nullptr);
+std::optional<PricedSchedule> ScheduleRegistry::price(
+    std::string_view name, const ScheduleParams& params,
+    std::optional<std::int64_t> pullback_ram) const {
+  return price(name, params, pullback_ram, nullptr);
 }
 
 std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
                                                       const ScheduleParams& params,
-                                                      std::optional<std::int64_t> adj_ram,
+                                                      std::optional<std::int64_t> pullback_ram,
                                                       std::optional<double>* bound) const {
   const auto replay = [&](const ScheduleParams& p, PricedSchedule& out) {
     auto schedule = create(name, p);
@@ -109,25 +109,25 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
     out.params = p;
     out.cost = simulate(*schedule, p, [&](const Action& a) {
                  if (const auto* f = std::get_if<Forward>(&a)) {
-                   out.stores_adj_deps =
-                       out.stores_adj_deps || (f->write_adj_deps && f->level != Level::Work);
+                   out.stores_pullback =
+                       out.stores_pullback || (f->write_pullback && f->level != Level::Work);
                  }
                }).cost;
     if (bound != nullptr && &p == &params) *bound = schedule->lower_bound();
   };
   PricedSchedule out;
   replay(params, out);
-  if (!out.stores_adj_deps || adj_ram == params.ram) return out;
-  if (!adj_ram || *adj_ram < 1) return std::nullopt;
+  if (!out.stores_pullback || pullback_ram == params.ram) return out;
+  if (!pullback_ram || *pullback_ram < 1) return std::nullopt;
   ScheduleParams q = params;
-  q.ram = *adj_ram;
+  q.ram = *pullback_ram;
   replay(q, out);
-  out.stores_adj_deps = true;
+  out.stores_pullback = true;
   return out;
 }
 
 PricedSchedule ScheduleRegistry::choose_priced(const ScheduleParams& params,
-                                               std::optional<std::int64_t> adj_ram) const {
+                                               std::optional<std::int64_t> pullback_ram) const {
   require(params.steps >= 1, "auto: pricing schedules needs the step count");
   std::optional<PricedSchedule> best;
   std::string rejected;
@@ -142,14 +142,14 @@ PricedSchedule ScheduleRegistry::choose_priced(const ScheduleParams& params,
     std::optional<PricedSchedule> priced;
     try {
       // twolevel's bound (planned anyway) serves the restart-only schedules after it.
-      priced = price(e.name, params, adj_ram, e.name == "twolevel" ? &restart_bound : nullptr);
+      priced = price(e.name, params, pullback_ram, e.name == "twolevel" ? &restart_bound : nullptr);
     } catch (const Error& err) {
       if (err.code() != ErrorCode::InvalidArgument) throw;
       rejected += "\n  " + e.name + ": " + err.what();
       continue;
     }
     if (!priced) {
-      rejected += "\n  " + e.name + ": stores adjoint data, which this budget cannot hold";
+      rejected += "\n  " + e.name + ": stores pullback data, which this budget cannot hold";
       continue;
     }
     if (!best || priced->cost < best->cost) best = std::move(priced);

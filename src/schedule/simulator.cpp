@@ -60,24 +60,24 @@ class Model {
       fail(forward_ended_ ? "forward past the adjoint position " + std::to_string(rev_)
                           : "forward past the last step " + std::to_string(n_));
     }
-    if (a.write_ics) {
+    if (a.write_restart) {
       if (!is_store(a.level))
         fail("restart state written to level " + std::string(to_string(a.level)));
       store_ics(a.n0, a.level);
     }
-    if (a.write_adj_deps) {
+    if (a.write_pullback) {
       if (a.level == Level::Work) {
         work_adj_ = a.n1 - 1;
       } else if (is_store(a.level)) {
         for (Step i = a.n0; i < a.n1; ++i) {
           auto& slot = adj_[static_cast<std::size_t>(i)];
           if (slot & bit(a.level))
-            fail("adjoint data of step " + std::to_string(i) + " written twice");
+            fail("pullback data of step " + std::to_string(i) + " written twice");
           slot |= bit(a.level);
           count_write(a.level, i);
         }
       } else {
-        fail("adjoint data written to level none");
+        fail("pullback data written to level none");
       }
     }
     result_.fwd_total += a.n1 - a.n0;
@@ -108,9 +108,9 @@ class Model {
       } else if (slot & bit(Level::Disk)) {
         ++result_.disk.reads;
       } else {
-        fail("adjoint of step " + std::to_string(i) + " without its adjoint data");
+        fail("adjoint of step " + std::to_string(i) + " without its pullback data");
       }
-      if (a.clear_adj_deps) {
+      if (a.clear_pullback) {
         if (slot & bit(Level::Ram)) release(Level::Ram, i);
         if (slot & bit(Level::Disk)) release(Level::Disk, i);
         slot = 0;
@@ -184,7 +184,7 @@ class Model {
     count_write(level, n);
   }
 
-  // A checkpoint of x_n (or step n's adjoint data) is written at `level`.
+  // A checkpoint of x_n (or step n's pullback data) is written at `level`.
   void count_write(Level level, Step n) {
     const double bytes = state_bytes(limits_, n);
     if (level == Level::Ram) {
@@ -242,7 +242,7 @@ class Model {
   std::vector<std::uint8_t> ics_;  // per position: bit(Ram) | bit(Disk)
   std::vector<std::uint8_t> adj_;  // per step: bit(Ram) | bit(Disk)
   std::optional<Step> work_ = 0;   // x_0 is given
-  std::optional<Step> work_adj_;   // the one step whose adjoint data the stepper holds
+  std::optional<Step> work_adj_;   // the one step whose pullback data the stepper holds
   std::int64_t live_ram_ = 0;
   std::int64_t live_disk_ = 0;
   double live_ram_bytes_ = 0.0;

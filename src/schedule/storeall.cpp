@@ -1,4 +1,4 @@
-// storeall: record every step's adjoint data in the first sweep; no recomputation.
+// storeall: record every step's pullback data in the first sweep; no recomputation.
 #include <array>
 
 #include "builtin.hpp"
@@ -68,7 +68,7 @@ class StoreAllSchedule final : public Schedule {
 
 void register_storeall(ScheduleRegistry& registry) {
   registry.add(
-      {"storeall", "store every step's adjoint data (RAM if it fits, else disk); no recomputation",
+      {"storeall", "store every step's pullback data (RAM if it fits, else disk); no recomputation",
        false, true, [](const ScheduleParams& p) { return std::make_unique<StoreAllSchedule>(p); }});
 }
 

@@ -41,9 +41,10 @@ namespace {
 constexpr const char* kStore = "hdf5 store";
 
 constexpr const char* kFormat =
-    "rewind checkpoint file, format 1. Each group <kind>_<step> is one checkpoint: kind "
-    "'restart' holds the state at the start of step <step>, kind 'adjoint' the data the adjoint "
-    "of step <step> needs. Group attributes: step, kind, ranks (MPI ranks that wrote it), "
+    "rewind checkpoint file, format 2. Each group [run<r>_]<kind>_<step> is one checkpoint of "
+    "run r (no prefix: run 0): kind 'restart' holds the state at the start of step <step>, "
+    "kind 'pullback' the data the adjoint of step <step> reads. Group attributes: step, kind, "
+    "run, ranks (MPI ranks that wrote it), "
     "fields, scalar:<name> (e.g. the time), complete (1 once every field is written; a group "
     "with complete = 0 was cut short and must not be used). Each field is a 1-D float64 "
     "dataset; rank r wrote rank_counts[r] values at rank_offsets[r], whose checksum (see the "
@@ -203,11 +204,13 @@ void attribute_string(hid_t object, const std::string& name, const std::string& 
 }
 
 std::string kind_name(Kind kind) {
-  return kind == Kind::Restart ? "restart" : "adjoint";
+  return kind == Kind::Restart ? "restart" : "pullback";
 }
 
+// "restart_12", "pullback_12"; "run3_restart_12" for a key of run 3.
 std::string group_name(const Key& key) {
-  return kind_name(key.kind) + "_" + std::to_string(key.step);
+  const std::string run = key.run != 0 ? "run" + std::to_string(key.run) + "_" : "";
+  return run + kind_name(key.kind) + "_" + std::to_string(key.step);
 }
 
 std::string sanitize(std::string_view text) {
@@ -630,6 +633,7 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     const hid_t g = group.get();
     attribute_i64(g, "step", key.step);
     attribute_string(g, "kind", kind_name(key.kind));
+    attribute_i64(g, "run", key.run);
     attribute_i64(g, "ranks", s.size);
     attribute_i64(g, "fields", static_cast<std::int64_t>(nf));
     for (const auto& scalar : checkpoint.scalars) {

@@ -39,8 +39,10 @@ const StoreInfo& find_store(std::string_view name) {
 }  // namespace detail
 
 std::string to_string(const Key& key) {
-  return std::string(key.kind == Kind::Restart ? "restart " : "adjoint ") +
-         std::to_string(key.step);
+  std::string out =
+      std::string(key.kind == Kind::Restart ? "restart " : "pullback ") + std::to_string(key.step);
+  if (key.run != 0) out += " of run " + std::to_string(key.run);
+  return out;
 }
 
 std::unique_ptr<Store> make_store(std::string_view name, const StoreConfig& config) {

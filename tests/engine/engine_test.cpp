@@ -213,7 +213,7 @@ TEST(Engine, StoresOnlyTheRestartSet) {
   const Ring ring(MPI_COMM_WORLD, 40);
   DiffusionDecay diffusion(ring, 0.05);
   const auto [g, stats] = adjoint(diffusion, config("revolve", 5, 0));
-  // Restart checkpoints hold x only (p is a parameter); adjoint data is in WORK.
+  // Restart checkpoints hold x only (p is a parameter); pullback data is in WORK.
   EXPECT_EQ(stats.ram.bytes_written, stats.ram.writes * ring.local() * 8);
 }
 

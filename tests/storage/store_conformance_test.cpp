@@ -22,7 +22,7 @@ Key restart(std::int64_t step) {
   return {step, Kind::Restart};
 }
 Key adjoint(std::int64_t step) {
-  return {step, Kind::Adjoint};
+  return {step, Kind::Pullback};
 }
 
 std::string filename(const std::string& path) {
@@ -151,10 +151,10 @@ TEST_P(StoreConformance, MissingCheckpointIsAnError) {
   expect_error([&] { store->get(restart(1), span); }, ErrorCode::InvalidArgument,
                {"restart 1", "not held"});
   expect_error([&] { store->erase(restart(1)); }, ErrorCode::InvalidArgument, {"not held"});
-  // The restart state and the adjoint data of one step are different checkpoints.
+  // The restart state and the pullback data of one step are different checkpoints.
   store->put(restart(2), a.view());
   expect_error([&] { store->get(adjoint(2), span); }, ErrorCode::InvalidArgument,
-               {"adjoint 2", "not held"});
+               {"pullback 2", "not held"});
   expect_bitwise(*store, restart(2), a);
 }
 
@@ -163,7 +163,7 @@ TEST_P(StoreConformance, DuplicatePutIsAnError) {
   TestCheckpoint a(1), b(2);
   store->put(adjoint(4), a.view());
   expect_error([&] { store->put(adjoint(4), b.view()); }, ErrorCode::InvalidArgument,
-               {"put(adjoint 4)", "already held"});
+               {"put(pullback 4)", "already held"});
   expect_bitwise(*store, adjoint(4), a);
   EXPECT_EQ(store->stats().writes, 1);
 }

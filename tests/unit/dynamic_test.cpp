@@ -133,7 +133,7 @@ TEST(Simulator, WeighsStepCostsAndReportsThemOnce) {
   EXPECT_EQ(r.fwd_total, 5);
   EXPECT_DOUBLE_EQ(r.fwd_cost, 1.0 + 4.0 + 0.5 + 1.0 + 4.0);
   EXPECT_DOUBLE_EQ(r.cost, r.fwd_cost);
-  EXPECT_DOUBLE_EQ(r.ram.peak_bytes, 10);  // x_0, then step 0's adjoint data (10 bytes)
+  EXPECT_DOUBLE_EQ(r.ram.peak_bytes, 10);  // x_0, then step 0's pullback data (10 bytes)
 }
 
 TEST(Simulator, EnforcesAByteBudgetInsteadOfSlots) {

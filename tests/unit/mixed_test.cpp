@@ -19,7 +19,7 @@ using testing::PassedCheckpointsFreed;
 using testing::ram_budget;
 
 // Maddison's recursion, written independently: T[s][n] = least forward steps to reverse n steps
-// from an unstored state with s slots that hold a restart state or one step's adjoint data.
+// from an unstored state with s slots that hold a restart state or one step's pullback data.
 class MixedDp {
  public:
   MixedDp(int max_n, int max_s)
@@ -28,7 +28,7 @@ class MixedDp {
     for (int s = 0; s <= max_s; ++s) at(s, 1) = 1;
     for (int s = 1; s <= max_s; ++s) {
       for (int n = 2; n <= max_n; ++n) {
-        std::int64_t best = add(1, at(s - 1, n - 1));  // keep step 0's adjoint data
+        std::int64_t best = add(1, at(s - 1, n - 1));  // keep step 0's pullback data
         for (int i = 1; i < n; ++i) {                  // keep x_0, advance i, split
           best = std::min(best, add(i, add(at(s - 1, n - i), at(s, i))));
         }
@@ -94,14 +94,14 @@ TEST(Mixed, WindowedTableStaysCloseToItsLowerBound) {
   EXPECT_LT(big.cost - big.lower_bound, 0.01 * big.cost);
 }
 
-// Stages instead of states: the stream stores adjoint data in RAM where that wins.
+// Stages instead of states: the stream stores pullback data in RAM where that wins.
 TEST(Mixed, StoresAdjointDataInRam) {
   const auto p = ram_budget(20, 4);
   auto s = make_schedule("mixed", p);
   int data_forwards = 0;
   simulate(*s, p, [&](const Action& a) {
     if (const auto* f = std::get_if<Forward>(&a);
-        f && f->write_adj_deps && f->level == Level::Ram) {
+        f && f->write_pullback && f->level == Level::Ram) {
       ++data_forwards;
     }
   });

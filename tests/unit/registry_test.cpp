@@ -67,7 +67,7 @@ TEST(Registry, AutoPicksTheCheapestThatFits) {
 }
 
 // A driver whose adjoint-data checkpoints are larger (PETSc's stages under a byte budget) prices
-// a schedule that stores adjoint data with its own, smaller slot count, and every other schedule
+// a schedule that stores pullback data with its own, smaller slot count, and every other schedule
 // with the restart slot count, whichever was cheapest before it.
 TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
   const auto& reg = ScheduleRegistry::instance();
@@ -77,13 +77,13 @@ TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
   PricedSchedule c = reg.choose_priced(p, 10);
   EXPECT_EQ(c.name, "mixed");
   EXPECT_EQ(c.cost, 3921);
-  EXPECT_TRUE(c.stores_adj_deps);
+  EXPECT_TRUE(c.stores_pullback);
   c = reg.choose_priced(p, 4);
-  EXPECT_FALSE(c.stores_adj_deps) << c.name;
+  EXPECT_FALSE(c.stores_pullback) << c.name;
   EXPECT_EQ(c.cost, 4636) << c.name;
   EXPECT_EQ(c.params.ram, 10);
   c = reg.choose_priced(p, std::nullopt);
-  EXPECT_FALSE(c.stores_adj_deps) << c.name;
+  EXPECT_FALSE(c.stores_pullback) << c.name;
   ASSERT_FALSE(reg.price("mixed", p, std::nullopt).has_value());
   ASSERT_FALSE(reg.price("mixed", p, 0).has_value());
   EXPECT_EQ(reg.price("mixed", p, 4)->params.ram, 4);
@@ -106,7 +106,7 @@ TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
           bool stores = false;
           double cost = simulate(*s, q, [&](const Action& a) {
                           const auto* f = std::get_if<Forward>(&a);
-                          stores = stores || (f && f->write_adj_deps && f->level != Level::Work);
+                          stores = stores || (f && f->write_pullback && f->level != Level::Work);
                         }).cost;
           if (stores) {
             if (!adj || *adj < 1) continue;
@@ -121,11 +121,12 @@ TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
         }
       }
       const PricedSchedule chosen = reg.choose_priced(q, adj);
-      const std::string where = describe(q) + " adj_ram " + (adj ? std::to_string(*adj) : "none");
+      const std::string where =
+          describe(q) + " pullback_ram " + (adj ? std::to_string(*adj) : "none");
       EXPECT_DOUBLE_EQ(chosen.cost, least) << where << " chose " << chosen.name;
       auto s = make_schedule(chosen.name, chosen.params);
       EXPECT_DOUBLE_EQ(simulate(*s, chosen.params).cost, chosen.cost) << where;
-      EXPECT_EQ(chosen.params.ram, chosen.stores_adj_deps ? *adj : ram) << where;
+      EXPECT_EQ(chosen.params.ram, chosen.stores_pullback ? *adj : ram) << where;
     }
   }
 }

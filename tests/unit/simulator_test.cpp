@@ -72,7 +72,7 @@ TEST(Simulator, RejectsForwardFromStateNotHeld) {
 TEST(Simulator, RejectsReverseWithoutAdjointData) {
   expect_rejected(ram_budget(3, 3),
                   {Forward{0, 3, false, false, Level::None}, EndForward{}, Reverse{3, 2, true}},
-                  "without its adjoint data");
+                  "without its pullback data");
 }
 
 TEST(Simulator, RejectsReverseOutOfOrderOrBeforeEndForward) {

@@ -20,7 +20,7 @@ class PassedCheckpointsFreed {
 
   void operator()(const Action& action) {
     if (const auto* f = std::get_if<Forward>(&action)) {
-      if (f->write_ics) stored_[key(f->n0, f->level)] = true;
+      if (f->write_restart) stored_[key(f->n0, f->level)] = true;
     } else if (const auto* c = std::get_if<Copy>(&action)) {
       if (c->to == Level::Ram || c->to == Level::Disk) stored_[key(c->n, c->to)] = true;
     } else if (const auto* m = std::get_if<Move>(&action)) {

@@ -179,7 +179,7 @@ SimulationResult revolve_with_disk_bottom(const ScheduleParams& p) {
   std::int64_t depth = 0;
   const auto level_of = [&](Step n) { return where.at(n); };
   while (auto a = revolve->next()) {
-    if (auto* f = std::get_if<Forward>(&*a); f && f->write_ics) {
+    if (auto* f = std::get_if<Forward>(&*a); f && f->write_restart) {
       f->level = depth < D ? Level::Disk : Level::Ram;
       where[f->n0] = f->level;
       ++depth;

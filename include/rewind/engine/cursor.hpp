@@ -25,12 +25,12 @@ class Cursor {
   /// The schedule's name (after "auto" resolved).
   std::string schedule_name() const;
 
-  /// Whether the host should record step i's adjoint data while taking it in the first sweep
+  /// Whether the host should record step i's pullback data while taking it in the first sweep
   /// (a host whose buffers always hold it may ignore this).
   bool record_wanted(Step i) const;
 
   /// The host has taken forward step i (x_i -> x_{i+1}) in the first sweep; its state and, if
-  /// recorded, its adjoint data are in the stepper's buffers.
+  /// recorded, its pullback data are in the stepper's buffers.
   /// `last`: the host knows x_{i+1} ends the run (end_forward(i + 1) follows); an online
   /// schedule must learn that before it plans past x_{i+1}.
   void forward_step_done(Step i, bool last = false);
@@ -39,7 +39,7 @@ class Cursor {
   void end_forward(Step n);
 
   /// Before the adjoint of step i (i = n-1 down to 0): restores and recomputes as the schedule
-  /// says, then leaves step i's adjoint data in the stepper's pullback buffers.
+  /// says, then leaves step i's pullback data in the stepper's pullback buffers.
   void prepare_adjoint(Step i);
 
   /// The host has run the adjoint of step i.

@@ -3,8 +3,10 @@
 /// The action vocabulary every schedule speaks. Pure value types: no MPI, no files, no PETSc.
 ///
 /// Steps are numbered so that step i advances the state from x_i to x_{i+1}; a run of n steps
-/// goes from x_0 to x_n. "ics" is the restart state at a step boundary; "adj deps" of step i is
-/// the data the adjoint of step i needs (for a Runge-Kutta method, its stage values).
+/// goes from x_0 to x_n. Two kinds of data are checkpointed (the glossary is in docs/runtime.md):
+/// the *restart data* of x_b, what a forward step from x_b needs, and the *pullback data* of
+/// step i, what the adjoint of step i reads (for a Runge-Kutta method, its stage values; PETSc
+/// calls them stages). checkpoint_schedules calls them "ics" and "adj deps".
 
 #include <cstdint>
 #include <string>
@@ -21,24 +23,24 @@ enum class Level : std::uint8_t { None = 0, Work = 1, Ram = 2, Disk = 3 };
 /// "none", "work", "ram", "disk".
 const char* to_string(Level level) noexcept;
 
-/// Advance from x_{n0} to x_{n1}. If `write_ics`, first store the restart state x_{n0} at
-/// `level` (RAM or DISK). If `write_adj_deps`, store the adjoint data of steps n0..n1-1 at
-/// `level`; at WORK only the last step's adjoint data is kept (the stepper's own buffers).
+/// Advance from x_{n0} to x_{n1}. If `write_restart`, first store the restart data of x_{n0} at
+/// `level` (RAM or DISK). If `write_pullback`, store the pullback data of steps n0..n1-1 at
+/// `level`; at WORK only the last step's pullback data is kept (the stepper's own buffers).
 struct Forward {
   Step n0 = 0;
   Step n1 = 0;
-  bool write_ics = false;
-  bool write_adj_deps = false;
+  bool write_restart = false;
+  bool write_pullback = false;
   Level level = Level::None;
   friend bool operator==(const Forward&, const Forward&) = default;
 };
 
-/// Run the adjoint of steps n1-1 down to n0 using their stored adjoint data; if
-/// `clear_adj_deps`, free that data afterwards. The working forward state is not valid after it.
+/// Run the adjoint of steps n1-1 down to n0 using their stored pullback data; if
+/// `clear_pullback`, free that data afterwards. The working forward state is not valid after it.
 struct Reverse {
   Step n1 = 0;
   Step n0 = 0;
-  bool clear_adj_deps = true;
+  bool clear_pullback = true;
   friend bool operator==(const Reverse&, const Reverse&) = default;
 };
 
@@ -70,7 +72,7 @@ struct EndReverse {
 
 using Action = std::variant<Forward, Reverse, Copy, Move, EndForward, EndReverse>;
 
-/// One line, e.g. "Forward(0, 5, ics=ram, adj=none)" or "Copy(3, disk -> work)".
+/// One line, e.g. "Forward(0, 5, restart=ram, pullback=none)" or "Copy(3, disk -> work)".
 std::string to_string(const Action& action);
 
 }  // namespace rwd::schedule

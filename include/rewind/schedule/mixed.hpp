@@ -1,9 +1,9 @@
 #pragma once
 /// @file
 /// Mixed checkpointing (Maddison): a RAM slot holds either a restart state or one step's adjoint
-/// data (for a multistage method, the stage values of that step). A step whose adjoint data is
-/// stored needs no recording re-run before its adjoint. In an action stream, adjoint data kept in
-/// RAM is `Forward{..., write_adj_deps = true, level = ram}`; a front end that can store stages
+/// data (for a multistage method, the stage values of that step). A step whose pullback data is
+/// stored needs no recording re-run before its adjoint. In an action stream, pullback data kept in
+/// RAM is `Forward{..., write_pullback = true, level = ram}`; a front end that can store stages
 /// (the PETSc trajectory) stores the stages of those steps instead of re-running them. Pure C++.
 
 #include <cstdint>

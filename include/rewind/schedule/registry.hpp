@@ -24,7 +24,7 @@ struct ScheduleInfo {
   bool online = false;     ///< works without knowing the step count in advance
   bool uses_disk = false;  ///< may place checkpoints on disk
   ScheduleFactory factory;
-  /// Stores restart states only (adjoint data at most in work): its cost for a slot budget can
+  /// Stores restart states only (pullback data at most in work): its cost for a slot budget can
   /// never be below the two-level optimum for that budget, so `auto` may skip it once something
   /// at least that cheap is found.
   bool restart_only = false;
@@ -36,7 +36,7 @@ struct PricedSchedule {
   std::string name;
   ScheduleParams params;
   double cost = 0.0;
-  bool stores_adj_deps = false;  ///< it keeps adjoint data outside the working state
+  bool stores_pullback = false;  ///< it keeps pullback data outside the working state
 };
 
 /// Name -> factory table. The built-in schedules are registered on first use.
@@ -62,19 +62,19 @@ class ScheduleRegistry {
 
   /// For a driver whose adjoint-data checkpoints (one step's stage values) are larger than its
   /// restart checkpoints, so a byte budget holds fewer of them: schedule `name` is replayed with
-  /// `params`; if it keeps adjoint data outside the working state it is priced, and must run,
-  /// with `adj_ram` RAM slots instead of params.ram. Returns nothing if it keeps adjoint data and
-  /// `adj_ram` is nullopt (the driver may not store it) or below 1. Throws like create() when
-  /// the schedule does not accept the budget. With adj_ram == params.ram this is the plain
-  /// replayed cost.
+  /// `params`; if it keeps pullback data outside the working state it is priced, and must run,
+  /// with `pullback_ram` RAM slots instead of params.ram. Returns nothing if it keeps pullback data
+  /// and `pullback_ram` is nullopt (the driver may not store it) or below 1. Throws like create()
+  /// when the schedule does not accept the budget. With pullback_ram == params.ram this is the
+  /// plain replayed cost.
   std::optional<PricedSchedule> price(std::string_view name, const ScheduleParams& params,
-                                      std::optional<std::int64_t> adj_ram) const;
+                                      std::optional<std::int64_t> pullback_ram) const;
 
   /// choose() for such a driver (params.steps >= 1): every registered schedule is priced by
   /// price() and the cheapest wins, ties to the earlier registration. Throws
   /// Error(InvalidArgument) listing why each one was rejected if none can run.
   PricedSchedule choose_priced(const ScheduleParams& params,
-                               std::optional<std::int64_t> adj_ram) const;
+                               std::optional<std::int64_t> pullback_ram) const;
 
   /// Every registered schedule, in registration order.
   const std::vector<ScheduleInfo>& list() const { return entries_; }
@@ -89,7 +89,7 @@ class ScheduleRegistry {
   ScheduleRegistry() = default;
   /// price(); if `bound` is given, it receives the schedule's lower_bound() for `params`.
   std::optional<PricedSchedule> price(std::string_view name, const ScheduleParams& params,
-                                      std::optional<std::int64_t> adj_ram,
+                                      std::optional<std::int64_t> pullback_ram,
                                       std::optional<double>* bound) const;
   const ScheduleInfo* find(std::string_view name) const;
   std::vector<ScheduleInfo> entries_;

@@ -27,11 +27,11 @@ struct ScheduleParams {
 
   /// Unequal steps (`dynamic`, and the simulator's weighted cost). step_cost[i]: cost of
   /// forward step i in units of an average step (missing entries: 1). state_bytes[i]: bytes of
-  /// x_i, and of step i's adjoint data (missing entries: 1).
+  /// x_i, and of step i's pullback data (missing entries: 1).
   std::vector<double> step_cost;
   std::vector<double> state_bytes;
   /// > 0: a RAM budget in bytes that replaces the RAM slot count (live RAM checkpoints and
-  /// adjoint data, sized by state_bytes, may not exceed it).
+  /// pullback data, sized by state_bytes, may not exceed it).
   double ram_bytes = 0.0;
 };
 
@@ -41,7 +41,7 @@ inline double step_cost(const ScheduleParams& params, Step i) {
   return i >= 0 && k < params.step_cost.size() ? params.step_cost[k] : 1.0;
 }
 
-/// Bytes of x_i (and of step i's adjoint data) under `params` (1 without sizes).
+/// Bytes of x_i (and of step i's pullback data) under `params` (1 without sizes).
 inline double state_bytes(const ScheduleParams& params, Step i) {
   const auto k = static_cast<std::size_t>(i);
   return i >= 0 && k < params.state_bytes.size() ? params.state_bytes[k] : 1.0;

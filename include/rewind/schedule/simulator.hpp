@@ -14,8 +14,8 @@ namespace rwd::schedule {
 /// Per-level counts. For RAM and DISK, one slot holds one restart state or one step's adjoint
 /// data.
 struct LevelStats {
-  std::int64_t writes = 0;  ///< checkpoints (restart states or step adjoint data) written
-  std::int64_t reads = 0;   ///< checkpoints read back (restores and adjoint data consumed)
+  std::int64_t writes = 0;  ///< checkpoints (restart states or step pullback data) written
+  std::int64_t reads = 0;   ///< checkpoints read back (restores and pullback data consumed)
   std::int64_t peak = 0;    ///< largest number of slots live at once
   double peak_bytes = 0.0;  ///< largest live size, by ScheduleParams::state_bytes (1 each if unset)
 };
@@ -45,7 +45,7 @@ using ActionObserver = std::function<void(const Action&)>;
 /// Schedule::observe_step as the first sweep runs). With limits.ram_bytes > 0 the RAM budget is
 /// that many bytes instead of limits.ram slots. Throws Error(InvalidSchedule) naming the action
 /// and the rule broken:
-/// forward from a state the model does not hold, reverse without the adjoint data or out of
+/// forward from a state the model does not hold, reverse without the pullback data or out of
 /// order, copy from an empty slot, live slots over budget, anything still stored after
 /// EndReverse, a stream that ends early or runs past `max_actions`.
 SimulationResult simulate(Schedule& schedule, const ScheduleParams& limits,

@@ -109,7 +109,7 @@ class AsyncStore final : public Store {
   /// Starts reading checkpoint `key` into a staging buffer, so that a later get() only copies.
   /// Collective like get(). Ignored (and counted) if the prefetched data would not fit in the
   /// pool, or in synchronous mode.
-  void prefetch(const Key& key);
+  void prefetch(const Key& key) override;
 
   AsyncStats async_stats() const;
 

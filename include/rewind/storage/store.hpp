@@ -1,14 +1,13 @@
 #pragma once
 /// @file
-/// Checkpoint stores: where restart states and step adjoint data live between the forward and
-/// the reverse sweep. One interface, implementations chosen by name ("ram", "hdf5").
+/// Checkpoint stores: where restart data and pullback data live between the forward and the
+/// reverse sweep. One interface, implementations chosen by name ("ram", "hdf5").
 ///
 /// A checkpoint is a list of named distributed arrays (each rank passes its own block of a
 /// global 1-D array of doubles) plus named scalars (time, step size, ...).
 
 #include <mpi.h>
 
-#include <compare>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -16,20 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "rewind/storage/key.hpp"
+
 namespace rwd::storage {
-
-/// What a checkpoint holds: the restart state at a step boundary, or one step's adjoint data.
-enum class Kind : std::uint8_t { Restart = 0, Adjoint = 1 };
-
-/// Identifies a checkpoint: restart state x_step, or the adjoint data of step `step`.
-struct Key {
-  std::int64_t step = 0;
-  Kind kind = Kind::Restart;
-  friend auto operator<=>(const Key&, const Key&) = default;
-};
-
-/// "restart 12" / "adjoint 12" for messages.
-std::string to_string(const Key& key);
 
 /// This rank's block of a distributed array, for writing.
 struct FieldView {
@@ -124,6 +112,15 @@ class Store {
   /// Marks the run as failed: a disk store then deletes its file at destruction even when
   /// keep_files is set. Not collective; never throws. For error paths of the layers above.
   virtual void abandon() noexcept {}
+
+  /// A hint that checkpoint `key` will be read soon: a store that can read ahead starts now, so
+  /// that the get() finds the data in memory. Collective like get(). The default ignores it.
+  virtual void prefetch(const Key& key) { (void)key; }
+
+  /// How this store moves its data, in a few words for views and logs (e.g. "in memory",
+  /// "synchronous", "write-behind and prefetch on the process I/O thread"), with the reason
+  /// when a requested mode is not in force. Not collective.
+  virtual std::string io_mode() const { return "in memory"; }
 };
 
 /// Builds store `name` ("ram", "hdf5"). Collective on config.comm for collective stores.

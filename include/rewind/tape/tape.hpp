@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The per-rank tape: which state variables form the restart data at each step boundary, and
-/// where every restart state and every step's adjoint data lives. Rank-local, not collective.
+/// where every restart state and every step's pullback data lives. Rank-local, not collective.
 
 #include <cstdint>
 #include <functional>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "rewind/schedule/action.hpp"
-#include "rewind/storage/store.hpp"
+#include "rewind/storage/key.hpp"
 
 namespace rwd::tape {
 
@@ -52,7 +52,7 @@ class Tape {
   /// The cheapest level holding `key` (RAM before DISK), if any.
   std::optional<Level> find(const Key& key) const;
 
-  /// The step whose adjoint data sits in the stepper's own buffers (level WORK), if any.
+  /// The step whose pullback data sits in the stepper's own buffers (level WORK), if any.
   std::optional<Step> work_adjoint() const { return work_adjoint_; }
   void set_work_adjoint(std::optional<Step> step) { work_adjoint_ = step; }
 

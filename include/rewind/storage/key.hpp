@@ -1,0 +1,27 @@
+#pragma once
+/// @file
+/// The name of a checkpoint in a store. No MPI: layers that only name checkpoints include this.
+
+#include <compare>
+#include <cstdint>
+#include <string>
+
+namespace rwd::storage {
+
+/// What a checkpoint holds (glossary in docs/runtime.md): the restart data of the state x_step,
+/// or the pullback data of step `step` (what its adjoint reads, e.g. Runge-Kutta stage values).
+enum class Kind : std::uint8_t { Restart = 0, Pullback = 1 };
+
+/// Identifies a checkpoint. Several runs (recordings) may share one store; `run` keeps their
+/// checkpoints apart (0 for a store that serves one run).
+struct Key {
+  std::int64_t step = 0;
+  Kind kind = Kind::Restart;
+  std::int64_t run = 0;
+  friend auto operator<=>(const Key&, const Key&) = default;
+};
+
+/// "restart 12", "pullback 12", with " of run 3" when run != 0, for messages.
+std::string to_string(const Key& key);
+
+}  // namespace rwd::storage
