@@ -1,73 +1,58 @@
 #include "rewind/engine/engine.hpp"
+
 #include "rewind/timing.hpp"
-
-#include <chrono>
-
-#include "rewind/engine/cursor.hpp"
-#include "rewind/error.hpp"
 
 namespace rwd::engine {
 
-StepAccess Stepper::access(Step) {
-  const std::size_t n = state().size();
-  StepAccess a;
-  a.reads.resize(n);
-  for (std::size_t v = 0; v < n; ++v) a.reads[v] = v;
-  a.writes = a.reads;
-  return a;
+namespace {
+
+StoresConfig stores_config(const EngineConfig& c) {
+  StoresConfig s;
+  s.store = c.store;
+  s.ram_store = c.ram_store;
+  s.disk_store = c.disk_store;
+  s.async_io = c.async_io;
+  return s;
 }
 
-namespace {
-using Clock = SteadyClock;
 }  // namespace
 
 struct Engine::Impl {
   Stepper& stepper;
   EngineConfig config;
-
-  RunStats run(std::unique_ptr<schedule::Schedule> given) {
-    const auto t0 = Clock::now();
-    Cursor cursor(stepper, config, std::move(given));
-    const Step planned = config.params.steps;
-    double forward_seconds = 0.0, adjoint_seconds = 0.0;
-    Step i = 0;
-    while (planned > 0 ? i < planned : !stepper.finished(i)) {
-      const auto t = Clock::now();
-      stepper.forward(i, cursor.record_wanted(i));
-      forward_seconds += seconds_since(t);
-      const bool last = planned > 0 ? i + 1 == planned : stepper.finished(i + 1);
-      cursor.forward_step_done(i, last);
-      ++i;
-      if (planned == 0 && last) break;
-    }
-    cursor.end_forward(i);
-    stepper.begin_adjoint();
-    for (Step k = i - 1; k >= 0; --k) {
-      cursor.prepare_adjoint(k);
-      const auto t = Clock::now();
-      stepper.adjoint(k);
-      adjoint_seconds += seconds_since(t);
-      cursor.adjoint_done(k);
-    }
-    RunStats stats = cursor.finish();
-    stats.forward_seconds = forward_seconds;
-    stats.adjoint_seconds = adjoint_seconds;
-    stats.total_seconds = seconds_since(t0);
-    return stats;
-  }
+  std::shared_ptr<Stores> stores;
+  Plan plan;
 };
 
 Engine::Engine(Stepper& stepper, EngineConfig config)
-    : impl_(std::make_unique<Impl>(Impl{stepper, std::move(config)})) {}
+    : impl_(std::make_unique<Impl>(
+          Impl{stepper, config, std::make_shared<Stores>(stores_config(config)), {}})) {
+  // Planning checks the configuration now; the recording made by run() reuses the plan.
+  impl_->plan = plan_for(impl_->stepper, impl_->stores->comm(), impl_->config);
+  // A directory that cannot take the disk checkpoints is an error now, not in the middle of run().
+  if (impl_->plan.params.disk != 0) impl_->stores->disk();
+}
 
 Engine::~Engine() = default;
 
-RunStats Engine::run() {
-  return impl_->run(nullptr);
+const Plan& Engine::plan() const {
+  return impl_->plan;
 }
 
-RunStats Engine::run(std::unique_ptr<schedule::Schedule> schedule) {
-  return impl_->run(std::move(schedule));
+RunStats Engine::run() {
+  Impl& s = *impl_;
+  const auto t0 = SteadyClock::now();
+  try {
+    Recording recording(s.stepper, s.stores, s.config);
+    recording.record();
+    RunStats stats = recording.reverse();
+    s.stores->close();
+    stats.total_seconds = seconds_since(t0);
+    return stats;
+  } catch (...) {
+    s.stores->abandon();
+    throw;
+  }
 }
 
 }  // namespace rwd::engine

@@ -14,7 +14,7 @@ std::string mib(std::int64_t bytes) {
 void level_json(std::ostringstream& os, const char* name, const LevelTraffic& t) {
   os << "\"" << name << "\": {\"writes\": " << t.writes << ", \"reads\": " << t.reads
      << ", \"bytes_written\": " << t.bytes_written << ", \"bytes_read\": " << t.bytes_read
-     << ", \"peak\": " << t.peak << "}";
+     << ", \"peak\": " << t.peak << ", \"peak_bytes\": " << t.peak_bytes << "}";
 }
 }  // namespace
 
@@ -22,18 +22,19 @@ std::string RunStats::summary() const {
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "schedule %s: %lld steps, %lld forward steps (%lld recomputed), %lld adjoint\n"
-                "  RAM:  %lld written, %lld read, peak %lld live, %s written\n"
-                "  disk: %lld written, %lld read, peak %lld live, %s written\n"
+                "  RAM:  %lld written, %lld read, peak %lld live (%s), %s written\n"
+                "  disk: %lld written, %lld read, peak %lld live (%s), %s written\n"
                 "  time: forward %.3f s, recompute %.3f s, adjoint %.3f s, I/O wait %.3f s "
-                "(%.3f s hidden), total %.3f s\n",
+                "(%.3f s of disk I/O overlapped), total %.3f s\n",
                 schedule.c_str(), static_cast<long long>(steps),
                 static_cast<long long>(forward_steps), static_cast<long long>(recomputed()),
                 static_cast<long long>(adjoint_steps), static_cast<long long>(ram.writes),
                 static_cast<long long>(ram.reads), static_cast<long long>(ram.peak),
-                mib(ram.bytes_written).c_str(), static_cast<long long>(disk.writes),
-                static_cast<long long>(disk.reads), static_cast<long long>(disk.peak),
+                mib(ram.peak_bytes).c_str(), mib(ram.bytes_written).c_str(),
+                static_cast<long long>(disk.writes), static_cast<long long>(disk.reads),
+                static_cast<long long>(disk.peak), mib(disk.peak_bytes).c_str(),
                 mib(disk.bytes_written).c_str(), forward_seconds, recompute_seconds,
-                adjoint_seconds, io_seconds, io_hidden_seconds, total_seconds);
+                adjoint_seconds, io_seconds, io_overlap_seconds, total_seconds);
   return buf;
 }
 
@@ -49,8 +50,8 @@ std::string RunStats::json() const {
   os << ", \"forward_seconds\": " << forward_seconds
      << ", \"recompute_seconds\": " << recompute_seconds
      << ", \"adjoint_seconds\": " << adjoint_seconds << ", \"io_seconds\": " << io_seconds
-     << ", \"io_hidden_seconds\": " << io_hidden_seconds << ", \"total_seconds\": " << total_seconds
-     << "}";
+     << ", \"io_overlap_seconds\": " << io_overlap_seconds
+     << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks << "}";
   return os.str();
 }
 

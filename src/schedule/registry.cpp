@@ -118,7 +118,7 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
   PricedSchedule out;
   replay(params, out);
   if (!out.stores_pullback || pullback_ram == params.ram) return out;
-  if (!pullback_ram || *pullback_ram < 1) return std::nullopt;
+  if (!pullback_ram) return std::nullopt;
   ScheduleParams q = params;
   q.ram = *pullback_ram;
   replay(q, out);

@@ -204,7 +204,7 @@ void attribute_string(hid_t object, const std::string& name, const std::string& 
 }
 
 std::string kind_name(Kind kind) {
-  return kind == Kind::Restart ? "restart" : "pullback";
+  return kind == Kind::Restart ? "restart" : kind == Kind::Pullback ? "pullback" : "final";
 }
 
 // "restart_12", "pullback_12"; "run3_restart_12" for a key of run 3.

@@ -1,35 +1,27 @@
-// Engine tests under MPI (1, 2, 4 ranks): for every registered schedule that accepts a budget,
-// the gradient is bitwise identical to store-all, on RAM and on disk; gradients pass a Taylor
-// test; the tape stores exactly what a restart needs.
+// Engine tests under MPI (1, 2, 4 ranks): for every registered schedule and budget the planner
+// accepts, the gradient is bitwise identical to store-all and the statistics are the
+// simulator's; gradients pass a Taylor test; restart sets hold exactly what a restart needs;
+// failures are errors on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
-
-#include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <functional>
-#include <memory>
-
 #include <sys/resource.h>
 
+#include <cmath>
 #include <csignal>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
 
-#include "rewind/engine/engine.hpp"
+#include "engine_test_util.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/simulator.hpp"
-#include "steppers.hpp"
 
 namespace rwd::testing {
 namespace {
-
-using engine::Engine;
-using engine::EngineConfig;
-using engine::RunStats;
-using schedule::kUnlimited;
-
-constexpr Step kSteps = 30;
 
 struct Case {
   const char* name;
@@ -47,82 +39,87 @@ const Case kCases[] = {
      [](const Ring& r) { return std::make_unique<Lorenz96Leapfrog>(r, 0.005); }},
 };
 
-std::string scratch_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / "rewind-engine-test";
-  std::filesystem::create_directories(dir);
-  return dir.string();
+// This rank's bytes of the restart data of every boundary after x_0 and of one step's pullback.
+std::int64_t local_bytes(const std::vector<Field>& fields) {
+  std::int64_t n = 0;
+  for (const auto& f : fields) n += static_cast<std::int64_t>(f.data.size_bytes());
+  return n;
 }
 
-EngineConfig config(const std::string& schedule, std::int64_t ram, std::int64_t disk) {
-  EngineConfig c;
-  c.schedule = schedule;
-  c.params.steps = kSteps;
-  c.params.ram = ram;
-  c.params.disk = disk;
-  c.params.write_cost = 0.5;
-  c.params.read_cost = 0.5;
-  c.store.comm = MPI_COMM_WORLD;
-  c.store.directory = scratch_dir();
-  c.store.label = "engine-test";
-  return c;
+// The run matches the simulator's replay of the plan it followed, count for count.
+void expect_simulator_counts(const engine::Plan& plan, const RunStats& stats,
+                             const std::string& what) {
+  auto sched = schedule::make_schedule(plan.schedule, plan.params);
+  schedule::ScheduleParams limits = plan.params;
+  limits.steps = stats.steps;
+  const auto sim = schedule::simulate(*sched, limits);
+  EXPECT_EQ(stats.forward_steps, sim.fwd_total) << what;
+  EXPECT_EQ(stats.adjoint_steps, sim.adjoint_steps) << what;
+  EXPECT_EQ(stats.ram.writes, sim.ram.writes) << what;
+  EXPECT_EQ(stats.ram.reads, sim.ram.reads) << what;
+  EXPECT_EQ(stats.ram.peak, sim.ram.peak) << what;
+  EXPECT_EQ(stats.disk.writes, sim.disk.writes) << what;
+  EXPECT_EQ(stats.disk.reads, sim.disk.reads) << what;
+  EXPECT_EQ(stats.disk.peak, sim.disk.peak) << what;
 }
 
-std::pair<std::vector<double>, RunStats> adjoint(TestStepper& s, const EngineConfig& c) {
-  s.reset(0.0);
-  Engine engine(s, c);
-  RunStats stats = engine.run();
-  return {s.gradient(), stats};
-}
-
-bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
-// All ranks must agree a check passed.
-bool all_ranks(bool ok) {
-  int mine = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
-}
+struct Budget {
+  std::int64_t ram, disk;
+};
+const Budget kBudgets[] = {{3, 0}, {8, 0}, {14, 0}, {2, 6}, {1, kUnlimited}};
 
 class EngineGradients : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EngineGradients, EveryScheduleIsBitwiseStoreAll) {
   const Ring ring(MPI_COMM_WORLD, 40);
   auto stepper = GetParam().make(ring);
-  const auto [reference, ref_stats] = adjoint(*stepper, config("storeall", kSteps, 0));
+  const auto [reference, ref_stats] = adjoint(*stepper, storeall_config());
   ASSERT_EQ(ref_stats.recomputed(), 0);
   ASSERT_EQ(ref_stats.adjoint_steps, kSteps);
+  // A RAM slot is one restart checkpoint's worth of memory (this rank's share).
+  tape::RestartSets sets(
+      stepper->state().size(), [&](Step i) { return stepper->access(i); }, tape::Horizon{kSteps});
+  std::int64_t restart_bytes = 0;
+  for (std::size_t v : sets.written()) restart_bytes += local_bytes({stepper->state()[v]});
 
-  struct Budget {
-    std::int64_t ram, disk;
-  };
+  // Which (schedule, budget) the planner accepts, and why it refuses the others.
+  std::map<std::string, std::string> refused;
   int tried = 0;
   for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
-    for (const Budget b :
-         {Budget{3, 0}, Budget{8, 0}, Budget{14, 0}, Budget{2, 6}, Budget{1, kUnlimited}}) {
+    for (const Budget b : kBudgets) {
       const EngineConfig c = config(info.name, b.ram, b.disk);
+      const std::string what = GetParam().name + std::string(" ") + info.name +
+                               " ram=" + std::to_string(b.ram) + " disk=" + std::to_string(b.disk);
+      stepper->reset(0.0);
+      engine::Plan plan;
       try {
-        schedule::make_schedule(info.name, c.params);
-      } catch (const Error&) {
-        continue;  // this schedule does not accept this budget
+        plan = engine::plan_for(*stepper, MPI_COMM_WORLD, c);
+      } catch (const Error& e) {
+        ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << what << ": " << e.what();
+        refused[info.name + " " + std::to_string(b.ram) + "/" + std::to_string(b.disk)] = e.what();
+        continue;
       }
       ++tried;
       const auto [g, stats] = adjoint(*stepper, c);
-      const std::string what = GetParam().name + std::string(" ") + info.name +
-                               " ram=" + std::to_string(b.ram) + " disk=" + std::to_string(b.disk);
       EXPECT_TRUE(all_ranks(bitwise_equal(g, reference))) << what;
       EXPECT_EQ(stats.adjoint_steps, kSteps) << what;
       EXPECT_LE(stats.ram.peak, b.ram) << what;
       if (b.disk != kUnlimited) {
         EXPECT_LE(stats.disk.peak, b.disk) << what;
       }
+      EXPECT_LE(stats.ram.peak_bytes, b.ram * restart_bytes) << what;
+      expect_simulator_counts(plan, stats, what);
       if (info.name == "revolve" && b.ram < kSteps) {
         EXPECT_GT(stats.recomputed(), 0) << what;
       }
     }
   }
-  EXPECT_GE(tried, 6);
+  // Every stepper runs at least these.
+  for (const char* must : {"revolve 3/0", "revolve 8/0", "twolevel 2/6", "storeall 1/-1",
+                           "online 3/0", "disk-revolve 2/6"}) {
+    EXPECT_EQ(refused.count(must), 0u) << must << " was refused: " << refused[must];
+  }
+  EXPECT_GE(tried, 20);
 }
 
 TEST_P(EngineGradients, TaylorRemainderIsSecondOrder) {
@@ -155,58 +152,70 @@ TEST_P(EngineGradients, TaylorRemainderIsSecondOrder) {
 TEST_P(EngineGradients, OnlineSchedulesWithUnknownStepCountAreBitwiseStoreAll) {
   const Ring ring(MPI_COMM_WORLD, 40);
   auto stepper = GetParam().make(ring);
-  const auto [reference, ref_stats] = adjoint(*stepper, config("storeall", kSteps, 0));
+  const auto [reference, ref_stats] = adjoint(*stepper, storeall_config());
+  std::map<std::string, std::string> refused;
   int tried = 0;
   for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
     if (!info.online) continue;
-    for (const auto& [ram, disk] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-             {3, 0}, {6, 0}, {2, 4}, {1, 3}, {2, kUnlimited}}) {
-      EngineConfig c = config(info.name, ram, disk);
+    for (const Budget b :
+         {Budget{3, 0}, Budget{6, 0}, Budget{2, 4}, Budget{1, 3}, Budget{2, kUnlimited}}) {
+      EngineConfig c = config(info.name, b.ram, b.disk);
       c.params.steps = 0;
+      const std::string what = GetParam().name + std::string(" ") + info.name +
+                               " ram=" + std::to_string(b.ram) + " disk=" + std::to_string(b.disk);
+      stepper->reset(0.0);
       try {
-        schedule::make_schedule(info.name, c.params);
-      } catch (const Error&) {
-        continue;  // this schedule does not accept this budget
-      }
-      stepper->stop_at = kSteps;
-      std::pair<std::vector<double>, RunStats> result;
-      try {
-        result = adjoint(*stepper, c);
+        engine::plan_for(*stepper, MPI_COMM_WORLD, c);
       } catch (const Error& e) {
-        ADD_FAILURE() << info.name << " ram=" << ram << " disk=" << disk << ": " << e.what();
+        ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << what << ": " << e.what();
+        refused[info.name + " " + std::to_string(b.ram) + "/" + std::to_string(b.disk)] = e.what();
         continue;
       }
+      stepper->stop_at = kSteps;
+      const auto [g, stats] = adjoint(*stepper, c);
       stepper->stop_at = 0;
       ++tried;
-      const std::string what = GetParam().name + std::string(" ") + info.name +
-                               " ram=" + std::to_string(ram) + " disk=" + std::to_string(disk);
-      EXPECT_TRUE(all_ranks(bitwise_equal(result.first, reference))) << what;
-      EXPECT_EQ(result.second.steps, kSteps) << what;
-      EXPECT_LE(result.second.ram.peak, ram) << what;
+      EXPECT_TRUE(all_ranks(bitwise_equal(g, reference))) << what;
+      EXPECT_EQ(stats.steps, kSteps) << what;
+      EXPECT_LE(stats.ram.peak, b.ram) << what;
     }
   }
-  EXPECT_GE(tried, 1);
+  for (const char* must : {"online 3/0", "online 6/0", "online 2/4", "online 1/3"}) {
+    EXPECT_EQ(refused.count(must), 0u) << must << " was refused: " << refused[must];
+  }
+  EXPECT_GE(tried, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Steppers, EngineGradients, ::testing::ValuesIn(kCases),
                          [](const auto& p) { return std::string(p.param.name); });
 
-TEST(Tape, RestartSetsFollowDeclaredAccesses) {
+TEST(RestartSets, FollowDeclaredAccesses) {
   const Ring ring(MPI_COMM_WORLD, 40);
   DiffusionDecay diffusion(ring, 0.05);
-  tape::Tape t1(
-      2, [&](Step i) { return diffusion.access(i); }, kSteps);
-  EXPECT_EQ(t1.restart_set(0), std::vector<std::size_t>{0});  // p is never overwritten
-  EXPECT_EQ(t1.restart_set(17), std::vector<std::size_t>{0});
+  tape::RestartSets t1(
+      2, [&](Step i) { return diffusion.access(i); }, tape::Horizon{kSteps});
+  EXPECT_EQ(t1.at(0), std::vector<std::size_t>{0});  // p is never overwritten
+  EXPECT_EQ(t1.at(17), std::vector<std::size_t>{0});
+  EXPECT_EQ(t1.written(), std::vector<std::size_t>{0});
   Lorenz96Leapfrog leapfrog(ring, 0.005);
-  tape::Tape t2(
-      2, [&](Step i) { return leapfrog.access(i); }, kSteps);
-  EXPECT_EQ(t2.restart_set(0), std::vector<std::size_t>{1});  // u_prev is not read by step 0
-  EXPECT_EQ(t2.restart_set(1), (std::vector<std::size_t>{0, 1}));
-  EXPECT_EQ(t2.restart_set(29), (std::vector<std::size_t>{0, 1}));
-  tape::Tape online(
-      2, [&](Step i) { return leapfrog.access(i); }, 0);
-  EXPECT_EQ(online.restart_set(5), (std::vector<std::size_t>{0, 1}));
+  tape::RestartSets t2(
+      2, [&](Step i) { return leapfrog.access(i); }, tape::Horizon{kSteps});
+  EXPECT_EQ(t2.at(0), std::vector<std::size_t>{1});  // u_prev is not read by step 0
+  EXPECT_EQ(t2.at(1), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(t2.at(29), (std::vector<std::size_t>{0, 1}));
+  tape::RestartSets online(
+      2, [&](Step i) { return leapfrog.access(i); }, tape::Horizon{0});
+  EXPECT_EQ(online.at(5), (std::vector<std::size_t>{0, 1}));
+  // Online, a parameter nobody writes is still stored without a bound on the step count ...
+  tape::RestartSets unbounded(
+      2, [&](Step i) { return diffusion.access(i); }, tape::Horizon{0});
+  EXPECT_EQ(unbounded.at(3), (std::vector<std::size_t>{0, 1}));
+  // ... and left out, as offline, with one.
+  tape::RestartSets bounded(
+      2, [&](Step i) { return diffusion.access(i); }, tape::Horizon{0, 1000});
+  EXPECT_EQ(bounded.at(3), std::vector<std::size_t>{0});
+  bounded.set_steps(kSteps);
+  EXPECT_EQ(bounded.at(3), std::vector<std::size_t>{0});
 }
 
 TEST(Engine, StoresOnlyTheRestartSet) {
@@ -217,30 +226,115 @@ TEST(Engine, StoresOnlyTheRestartSet) {
   EXPECT_EQ(stats.ram.bytes_written, stats.ram.writes * ring.local() * 8);
 }
 
-TEST(Engine, StatisticsMatchTheSimulator) {
+TEST(Engine, StatisticsAreReportedInTextAndJson) {
   const Ring ring(MPI_COMM_WORLD, 40);
   Lorenz96Rk4 l96(ring, 0.01);
   const EngineConfig c = config("revolve", 4, 0);
   auto sched = schedule::make_schedule("revolve", c.params);
   const auto sim = schedule::simulate(*sched, c.params);
   const auto [g, stats] = adjoint(l96, c);
-  EXPECT_EQ(stats.forward_steps, sim.fwd_total);
-  EXPECT_EQ(stats.ram.writes, sim.ram.writes);
-  EXPECT_EQ(stats.ram.reads, sim.ram.reads);
-  EXPECT_EQ(stats.ram.peak, sim.ram.peak);
+  EXPECT_EQ(stats.ram.peak_bytes, stats.ram.peak * ring.local() * 8);
   EXPECT_NE(stats.json().find("\"recomputed\": " + std::to_string(sim.recomputed())),
+            std::string::npos);
+  EXPECT_NE(stats.json().find("\"peak_bytes\": " + std::to_string(stats.ram.peak_bytes)),
             std::string::npos);
   EXPECT_NE(stats.summary().find("schedule revolve: 30 steps"), std::string::npos);
 }
 
-TEST(Engine, BadInputIsAClearErrorOnEveryRank) {
+// A RAM budget counts restart checkpoints: a schedule that keeps pullback data four times as
+// large gets a quarter of the slots, so the bytes held never exceed the budget's.
+TEST(Engine, AutoPricesPullbackDataByItsSize) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);  // pullback data: 4 stage vectors; restart data: 1
+  const std::int64_t state = ring.local() * 8;
+  for (std::int64_t ram : {3, 4, 8, 12}) {
+    EngineConfig c = config("auto", ram, 0);
+    const auto [g, stats] = adjoint(l96, c);
+    EXPECT_LE(stats.ram.peak_bytes, ram * state) << "ram " << ram;
+    // The named schedule that keeps stages in every slot is refused when none fits ...
+    c.schedule = "mixed";
+    l96.reset(0.0);
+    if (ram < 4) {
+      try {
+        engine::plan_for(l96, MPI_COMM_WORLD, c);
+        ADD_FAILURE() << "mixed with " << ram << " restart-sized slots was accepted";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("holds 0 of them"), std::string::npos) << e.what();
+      }
+    } else {
+      // ... and gets ram / 4 slots otherwise.
+      EXPECT_EQ(engine::plan_for(l96, MPI_COMM_WORLD, c).params.ram, ram / 4);
+    }
+  }
+  // PETSc's reading: a slot holds one checkpoint of either kind.
+  EngineConfig any = config("mixed", 4, 0);
+  any.slot_size = engine::SlotSize::Any;
+  l96.reset(0.0);
+  EXPECT_EQ(engine::plan_for(l96, MPI_COMM_WORLD, any).params.ram, 4);
+  // A byte budget caps both kinds; it counts the largest rank's checkpoints.
+  std::int64_t largest = 0;
+  MPI_Allreduce(&state, &largest, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  EngineConfig bytes = config("auto", 30, 0);
+  bytes.ram_bytes = static_cast<double>(6 * largest);
+  const auto [g, stats] = adjoint(l96, bytes);
+  EXPECT_LE(stats.ram.peak_bytes, 6 * state);
+  EXPECT_EQ(stats.ram.peak, 6);
+}
+
+// Settings that differ between ranks would plan different schedules and hang; they are refused
+// by name on every rank instead.
+TEST(Engine, SettingsThatDifferBetweenRanksAreRefusedByName) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) GTEST_SKIP() << "needs two ranks";
+  const auto expect_refused = [&](EngineConfig c, const std::string& name) {
+    std::string what;
+    try {
+      Engine engine(l96, c);
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    EXPECT_TRUE(all_ranks(what.find(name + " differs between ranks") != std::string::npos)) << what;
+  };
+  EngineConfig c = config("revolve", rank == 1 ? 4 : 3, 0);
+  expect_refused(c, "RecordingConfig::params.ram");
+  c = config(rank == 1 ? "twolevel" : "revolve", 3, 0);
+  expect_refused(c, "RecordingConfig::schedule");
+  c = config("auto", 10, 0);
+  c.ram_bytes = rank == 1 ? 1e6 : 2e6;
+  expect_refused(c, "RecordingConfig::ram_bytes");
+  c = config("auto", 3, 5);
+  c.params.steps = rank == 1 ? 0 : kSteps;
+  expect_refused(c, "RecordingConfig::params.steps");
+}
+
+TEST(Engine, PlansAreReusedForIdenticalRuns) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  EngineConfig c = config("auto", 7, 3);
+  c.params.write_cost = 0.375;  // a budget no other test plans
+  const auto before = engine::plan_cache_stats();
+  const auto [g1, s1] = adjoint(l96, c);
+  const auto middle = engine::plan_cache_stats();
+  const auto [g2, s2] = adjoint(l96, c);
+  const auto after = engine::plan_cache_stats();
+  EXPECT_EQ(middle.planned - before.planned, 1);
+  EXPECT_EQ(after.planned, middle.planned);
+  EXPECT_GE(after.reused - middle.reused, 2);  // the engine's plan and its recording's
+  EXPECT_TRUE(bitwise_equal(g1, g2));
+  EXPECT_EQ(s1.forward_steps, s2.forward_steps);
+}
+
+TEST(Engine, BadInputIsAClearErrorWhenTheEngineIsMade) {
   const Ring ring(MPI_COMM_WORLD, 40);
   Lorenz96Rk4 l96(ring, 0.01);
   auto expect_error = [&](EngineConfig c, const std::string& needle) {
     std::string what;
     try {
-      Engine engine(l96, c);
-      engine.run();
+      Engine engine(l96, c);  // no run(): the constructor checks
     } catch (const Error& e) {
       what = e.what();
     }
@@ -255,6 +349,32 @@ TEST(Engine, BadInputIsAClearErrorOnEveryRank) {
   EngineConfig missing_dir = config("storeall", 1, kUnlimited);
   missing_dir.store.directory = "/nonexistent/rewind-dir";
   expect_error(missing_dir, "/nonexistent/rewind-dir");
+  EngineConfig bytes = config("revolve", 3, 0);
+  bytes.ram_bytes = 7;
+  expect_error(bytes, "RecordingConfig::ram_bytes 7 holds no checkpoint");
+}
+
+// A stepper that does not say when an online run ends gets an error, not an endless run.
+TEST(Engine, OnlineRunWithoutFinishedIsAnError) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  struct NoFinish final : engine::Stepper {
+    std::vector<double> x = std::vector<double>(4, 1.0);
+    std::vector<Field> state() override { return {{"x", x, 0, 4}}; }
+    std::vector<Field> pullback() override { return {}; }
+    void forward(Step, const StepContext&) override {}
+    void adjoint(Step) override {}
+  } stepper;
+  EngineConfig c = config("online", 3, 0);
+  c.params.steps = 0;
+  c.store.comm = MPI_COMM_SELF;
+  std::string what;
+  try {
+    Engine engine(stepper, c);
+    engine.run();
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("override finished()"), std::string::npos) << what;
 }
 
 // Runs `c` expecting an rwd::Error on every rank whose message contains `needle`; afterwards no
@@ -271,26 +391,25 @@ void expect_failed_run(TestStepper& s, const EngineConfig& c, const std::string&
   EXPECT_TRUE(all_ranks(!what.empty() && what.find(needle) != std::string::npos))
       << "expected an error containing '" << needle << "', got '" << what << "'";
   MPI_Barrier(MPI_COMM_WORLD);
-  int left = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(c.store.directory)) {
-    left += entry.path().filename().string().find("rewind-") == 0 ? 1 : 0;
-  }
-  EXPECT_EQ(left, 0) << "a failed run left checkpoint files in " << c.store.directory;
+  EXPECT_EQ(rewind_files(c.store.directory), 0)
+      << "a failed run left checkpoint files in " << c.store.directory;
 }
 
-EngineConfig disk_config(const std::string& dir) {
+EngineConfig disk_config(const std::string& dir, bool async) {
   EngineConfig c = config("storeall", 1, kUnlimited);
   c.store.directory = dir;
-  c.async_io = false;
+  c.async_io = async;
   if (MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS) std::filesystem::create_directories(dir);
   MPI_Barrier(MPI_COMM_WORLD);
   return c;
 }
 
-TEST(EngineFailures, DiskFullDuringTheRunIsAnErrorOnEveryRank) {
+class EngineFailures : public ::testing::TestWithParam<bool> {};  // async I/O off, on
+
+TEST_P(EngineFailures, DiskFullDuringTheRunIsAnErrorOnEveryRank) {
   const Ring ring(MPI_COMM_WORLD, 4000);
   Lorenz96Rk4 l96(ring, 0.01);
-  const EngineConfig c = disk_config(scratch_dir() + "/full");
+  const EngineConfig c = disk_config(scratch_dir() + "/full", GetParam());
   // A file size limit makes writes fail with EFBIG part-way through the run, like a full disk.
   std::signal(SIGXFSZ, SIG_IGN);
   rlimit old{};
@@ -320,13 +439,13 @@ class ForwardingStepper : public TestStepper {
   std::vector<Field> state() override { return inner_.state(); }
   std::vector<Field> pullback() override { return inner_.pullback(); }
   StepAccess access(Step i) override { return inner_.access(i); }
-  void forward(Step i, bool record) override { inner_.forward(i, record); }
+  void forward(Step i, const StepContext& c) override { inner_.forward(i, c); }
   void adjoint(Step i) override { inner_.adjoint(i); }
   void reset(double h) override { inner_.reset(h); }
   double objective() override { return inner_.objective(); }
   double directional_derivative() override { return inner_.directional_derivative(); }
   std::vector<double> gradient() override { return inner_.gradient(); }
-  void begin_adjoint() override { inner_.begin_adjoint(); }
+  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
 
  protected:
   TestStepper& inner_;
@@ -337,8 +456,8 @@ class CorruptingStepper final : public ForwardingStepper {
  public:
   CorruptingStepper(TestStepper& inner, std::string dir)
       : ForwardingStepper(inner), dir_(std::move(dir)) {}
-  void begin_adjoint() override {
-    inner_.begin_adjoint();
+  void begin_adjoint(std::span<const double> seed) override {
+    inner_.begin_adjoint(seed);
     MPI_Barrier(MPI_COMM_WORLD);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -365,11 +484,13 @@ class CorruptingStepper final : public ForwardingStepper {
 class LoadWatcher final : public ForwardingStepper {
  public:
   explicit LoadWatcher(TestStepper& inner) : ForwardingStepper(inner) {}
-  void begin_adjoint() override {
+  void begin_adjoint(std::span<const double> seed) override {
     in_reverse = true;
-    inner_.begin_adjoint();
+    inner_.begin_adjoint(seed);
   }
-  void loaded(bool) override { (in_reverse ? loads_in_reverse : loads_in_first_sweep) += 1; }
+  void loaded(engine::Kind) override {
+    (in_reverse ? loads_in_reverse : loads_in_first_sweep) += 1;
+  }
   bool in_reverse = false;
   int loads_in_first_sweep = 0, loads_in_reverse = 0;
 };
@@ -394,13 +515,16 @@ TEST(Engine, LoadedIsReportedOnlyForRealRestores) {
   }
 }
 
-TEST(EngineFailures, CorruptedCheckpointIsAnErrorOnEveryRankNotAWrongGradient) {
+TEST_P(EngineFailures, CorruptedCheckpointIsAnErrorOnEveryRankNotAWrongGradient) {
   const Ring ring(MPI_COMM_WORLD, 4000);
   Lorenz96Rk4 l96(ring, 0.01);
-  const EngineConfig c = disk_config(scratch_dir() + "/corrupt");
+  const EngineConfig c = disk_config(scratch_dir() + "/corrupt", GetParam());
   CorruptingStepper corrupting(l96, c.store.directory);
   expect_failed_run(corrupting, c, "checksum");
 }
+
+INSTANTIATE_TEST_SUITE_P(AsyncIo, EngineFailures, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "async" : "sync"; });
 
 }  // namespace
 }  // namespace rwd::testing

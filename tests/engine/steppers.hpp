@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace rwd::testing {
 using engine::Field;
 using engine::Step;
 using engine::StepAccess;
+using engine::StepContext;
 
 /// A periodic 1-D array of `global` doubles split unevenly: rank r's share is proportional to
 /// r + 1 (the last rank takes the remainder). Every rank owns at least 2 entries.
@@ -93,7 +95,7 @@ class TestStepper : public engine::Stepper {
   virtual void reset(double h) = 0;
   /// Runs n steps forward without recording.
   void run_forward(Step n) {
-    for (Step i = 0; i < n; ++i) forward(i, false);
+    for (Step i = 0; i < n; ++i) forward(i, StepContext{});
   }
   /// J at the current state (collective).
   virtual double objective() = 0;
@@ -121,11 +123,15 @@ class Lorenz96Rhs {
   explicit Lorenz96Rhs(const Ring& ring) : ring_(ring) {}
 
   std::vector<double> operator()(const std::vector<double>& y, double forcing) {
+    return (*this)(y, std::vector<double>(static_cast<std::size_t>(ring_.local()), forcing));
+  }
+
+  std::vector<double> operator()(const std::vector<double>& y, const std::vector<double>& forcing) {
     ring_.gather(y.data(), ext_);
     std::vector<double> f(ring_.local());
     for (int j = 0; j < ring_.local(); ++j) {
       const int e = j + 2;
-      f[j] = (ext_[e + 1] - ext_[e - 2]) * ext_[e - 1] - ext_[e] + forcing;
+      f[j] = (ext_[e + 1] - ext_[e - 2]) * ext_[e - 1] - ext_[e] + forcing[j];
     }
     return f;
   }
@@ -151,7 +157,9 @@ class Lorenz96Rhs {
   std::vector<double> ext_;
 };
 
-/// dx_j/dt = (x_{j+1} - x_{j-2}) x_{j-1} - x_j + F, classic RK4.
+/// dx_j/dt = (x_{j+1} - x_{j-2}) x_{j-1} - x_j + F, classic RK4. The forcing F is a state
+/// variable (a field, uniform) that every step reads and none writes: restart sets leave it out,
+/// a parked recording keeps it.
 class Lorenz96Rk4 final : public TestStepper {
  public:
   Lorenz96Rk4(const Ring& ring, double dt) : ring_(ring), rhs_(ring), dt_(dt) {
@@ -162,22 +170,24 @@ class Lorenz96Rk4 final : public TestStepper {
     reset(0.0);
   }
 
-  std::vector<Field> state() override { return {ring_.field("x", x_)}; }
+  std::vector<Field> state() override { return {ring_.field("x", x_), ring_.field("F", forcing_)}; }
   std::vector<Field> pullback() override {
     return {ring_.field("y1", stages_[0]), ring_.field("y2", stages_[1]),
             ring_.field("y3", stages_[2]), ring_.field("y4", stages_[3])};
   }
+  StepAccess access(Step) override { return {{0, 1}, {0}}; }  // reads x and F, writes x
 
   void reset(double h) override {
     for (int j = 0; j < ring_.local(); ++j) {
       x_[j] = initial_value(ring_.offset() + j) + h * direction(ring_.offset() + j);
     }
-    forcing_ = 8.0 + h * 0.7;
+    forcing_.assign(static_cast<std::size_t>(ring_.local()), 8.0 + h * 0.7);
     std::fill(lambda_.begin(), lambda_.end(), 0.0);
     gforcing_ = 0.0;
   }
 
-  void forward(Step, bool record) override {
+  void forward(Step, const StepContext& context) override {
+    const bool record = context.record;
     const int m = ring_.local();
     std::vector<double> k[4];
     std::vector<double> y = x_;
@@ -194,7 +204,10 @@ class Lorenz96Rk4 final : public TestStepper {
     }
   }
 
-  void begin_adjoint() override { lambda_ = x_; }  // J = 1/2 |x_n|^2
+  void begin_adjoint(std::span<const double>) override {  // J = 1/2 |x_n|^2
+    lambda_ = x_;
+    gforcing_ = 0.0;
+  }
 
   void adjoint(Step) override {
     const int m = ring_.local();
@@ -238,7 +251,7 @@ class Lorenz96Rk4 final : public TestStepper {
   const Ring& ring_;
   Lorenz96Rhs rhs_;
   double dt_;
-  double forcing_ = 8.0;
+  std::vector<double> forcing_;
   std::vector<double> x_, lambda_;
   std::vector<double> stages_[4];
   double gforcing_ = 0.0;
@@ -272,7 +285,8 @@ class DiffusionDecay final : public TestStepper {
     std::fill(gp_.begin(), gp_.end(), 0.0);
   }
 
-  void forward(Step, bool record) override {
+  void forward(Step, const StepContext& context) override {
+    const bool record = context.record;
     if (record) x_in_ = x_;
     ring_.gather(x_.data(), ext_);
     for (int j = 0; j < ring_.local(); ++j) {
@@ -281,8 +295,9 @@ class DiffusionDecay final : public TestStepper {
     }
   }
 
-  void begin_adjoint() override {
+  void begin_adjoint(std::span<const double>) override {
     for (int j = 0; j < ring_.local(); ++j) lambda_[j] = x_[j] - 0.1;  // J = 1/2 |x_n - 0.1|^2
+    std::fill(gp_.begin(), gp_.end(), 0.0);
   }
 
   void adjoint(Step) override {
@@ -359,7 +374,8 @@ class Lorenz96Leapfrog final : public TestStepper {
     std::fill(l_.begin(), l_.end(), 0.0);
   }
 
-  void forward(Step i, bool record) override {
+  void forward(Step i, const StepContext& context) override {
+    const bool record = context.record;
     if (record) u_in_ = u_;
     const std::vector<double> f = rhs_(u_, 8.0);
     for (int j = 0; j < ring_.local(); ++j) {
@@ -369,7 +385,7 @@ class Lorenz96Leapfrog final : public TestStepper {
     }
   }
 
-  void begin_adjoint() override {
+  void begin_adjoint(std::span<const double>) override {
     l_ = u_;
     std::fill(l_prev_.begin(), l_prev_.end(), 0.0);
   }

@@ -85,7 +85,14 @@ TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
   c = reg.choose_priced(p, std::nullopt);
   EXPECT_FALSE(c.stores_pullback) << c.name;
   ASSERT_FALSE(reg.price("mixed", p, std::nullopt).has_value());
-  ASSERT_FALSE(reg.price("mixed", p, 0).has_value());
+  // No pullback slot at all: a schedule that keeps pullback data must manage without RAM.
+  EXPECT_THROW(reg.price("mixed", p, 0), Error);
+  ScheduleParams on_disk = p;
+  on_disk.disk = kUnlimited;
+  const auto storeall = reg.price("storeall", on_disk, 0);
+  ASSERT_TRUE(storeall.has_value());
+  EXPECT_EQ(storeall->params.ram, 0);
+  EXPECT_EQ(storeall->cost, 1000 + 1000 * (on_disk.write_cost + on_disk.read_cost));
   EXPECT_EQ(reg.price("mixed", p, 4)->params.ram, 4);
   EXPECT_EQ(reg.price("revolve", p, 4)->params.ram, 10);
 
@@ -98,7 +105,7 @@ TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
     q.write_cost = 2;
     q.read_cost = 1;
     for (const std::optional<std::int64_t> adj :
-         {std::optional<std::int64_t>{}, {1}, {2}, {ram / 2}, {ram}}) {
+         {std::optional<std::int64_t>{}, {0}, {1}, {2}, {ram / 2}, {ram}}) {
       double least = std::numeric_limits<double>::infinity();
       for (const auto& e : reg.list()) {
         try {
@@ -109,7 +116,7 @@ TEST(Registry, AutoPricesAdjointDataWithItsOwnSlots) {
                           stores = stores || (f && f->write_pullback && f->level != Level::Work);
                         }).cost;
           if (stores) {
-            if (!adj || *adj < 1) continue;
+            if (!adj) continue;
             ScheduleParams r = q;
             r.ram = *adj;
             auto t = e.factory(r);

@@ -1,44 +1,44 @@
 #pragma once
 /// @file
-/// The engine: executes a schedule against a Stepper, storing and loading checkpoints through
-/// the stores and keeping the tape.
+/// The engine: one adjoint run of a Stepper, forward and reverse in one call. A thin loop over
+/// a Recording with stores of its own; use Recording and Stores directly to keep runs alive
+/// between the sweeps or to share stores between runs.
 
 #include <memory>
-#include <string>
 
+#include "rewind/engine/recording.hpp"
 #include "rewind/engine/stats.hpp"
 #include "rewind/engine/stepper.hpp"
-#include "rewind/schedule/schedule.hpp"
-#include "rewind/storage/store.hpp"
+#include "rewind/engine/stores.hpp"
 
 namespace rwd::engine {
 
-/// How to run.
-struct EngineConfig {
-  std::string schedule = "auto";    ///< a registered schedule name or "auto"
-  schedule::ScheduleParams params;  ///< steps (0 = online), slots, costs
+/// How to run: the recording's schedule and budget, and the stores'.
+struct EngineConfig : RecordingConfig {
+  storage::StoreConfig store;       ///< communicator, directory, keep_files, label
   std::string ram_store = "ram";    ///< store for RAM checkpoints
   std::string disk_store = "hdf5";  ///< store for disk checkpoints
-  storage::StoreConfig store;       ///< communicator, directory, keep_files, label
-  bool async_io = true;             ///< disk I/O on a background thread where MPI allows it
+  bool async_io = true;             ///< disk writes behind the computation, reads ahead of it
 };
 
-/// Runs adjoints. Collective on config.store.comm: every rank constructs it and calls run()
-/// together with the same configuration.
+/// Runs adjoints of one stepper. Collective on config.store.comm: every rank constructs it and
+/// calls run() together with the same configuration.
 class Engine {
  public:
+  /// Checks the configuration and plans the run (throws Error(InvalidArgument) naming what to
+  /// change); the stepper must hold x_0. Collective.
   Engine(Stepper& stepper, EngineConfig config);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  /// One forward sweep and one reverse sweep. With params.steps = 0 the run is online: it
-  /// lasts until stepper.finished(i). Afterwards the stepper holds the adjoint at x_0.
-  /// Throws rwd::Error; every checkpoint is freed either way.
-  RunStats run();
+  /// The plan the runs follow.
+  const Plan& plan() const;
 
-  /// Like run(), with a schedule the caller built (its parameters must match the config's).
-  RunStats run(std::unique_ptr<schedule::Schedule> schedule);
+  /// One forward sweep from the state the stepper holds and one reverse sweep. With
+  /// params.steps = 0 the run is online: it lasts until stepper.finished(i). Afterwards the
+  /// stepper holds the adjoint at x_0. Throws rwd::Error; every checkpoint is freed either way.
+  RunStats run();
 
  private:
   struct Impl;

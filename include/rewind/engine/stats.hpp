@@ -1,35 +1,31 @@
 #pragma once
 /// @file
-/// What an adjoint run did and where its time went.
+/// What a recording did and where its time went.
 
 #include <cstdint>
 #include <string>
 
+#include "rewind/tape/checkpoint_record.hpp"
+
 namespace rwd::engine {
 
-/// Checkpoint traffic at one level (this rank).
-struct LevelTraffic {
-  std::int64_t writes = 0;
-  std::int64_t reads = 0;
-  std::int64_t bytes_written = 0;
-  std::int64_t bytes_read = 0;
-  std::int64_t peak = 0;  ///< most checkpoints live at once
-};
+using tape::LevelTraffic;
 
-/// Statistics of one run, as seen by this rank. Times are wall-clock seconds.
+/// Statistics of one recording, as seen by this rank. Times are wall-clock seconds.
 struct RunStats {
   std::string schedule;
   std::int64_t steps = 0;          ///< n
   std::int64_t forward_steps = 0;  ///< every forward step evaluated
   std::int64_t adjoint_steps = 0;
-  LevelTraffic ram;
-  LevelTraffic disk;
-  double forward_seconds = 0.0;    ///< first sweep
-  double recompute_seconds = 0.0;  ///< forward steps after the first sweep
-  double adjoint_seconds = 0.0;
-  double io_seconds = 0.0;         ///< time the engine waited on stores
-  double io_hidden_seconds = 0.0;  ///< store time overlapped with compute (async I/O)
-  double total_seconds = 0.0;
+  LevelTraffic ram;   ///< RAM checkpoints: traffic, peak count and peak bytes (this rank)
+  LevelTraffic disk;  ///< disk checkpoints, likewise
+  double forward_seconds = 0.0;     ///< the first sweep's steps (Engine and Recording::record())
+  double recompute_seconds = 0.0;   ///< forward steps after the first sweep
+  double adjoint_seconds = 0.0;     ///< adjoint steps (Engine and Recording::reverse())
+  double io_seconds = 0.0;          ///< time spent in store calls (waiting on them)
+  double io_overlap_seconds = 0.0;  ///< disk I/O in flight while this run computed
+  double total_seconds = 0.0;       ///< from the start of the first sweep to the end of the reverse
+  std::int64_t parks = 0;           ///< times the recording was parked
 
   std::int64_t recomputed() const { return forward_steps - steps; }
 

@@ -1,62 +1,91 @@
 #pragma once
 /// @file
-/// What a C++ time-stepper implements to be driven by the engine.
+/// What a C++ time-stepper implements to be driven by a Recording (or the Engine).
 
+#include <span>
 #include <vector>
 
 #include "rewind/schedule/action.hpp"
 #include "rewind/storage/store.hpp"
-#include "rewind/tape/tape.hpp"
+#include "rewind/tape/restart_sets.hpp"
 
 namespace rwd::engine {
 
 using schedule::Step;
+using storage::Kind;
 using tape::StepAccess;
 
-/// A named distributed array owned by the stepper: this rank's block.
+/// A named distributed array owned by the stepper: this rank's block. The name is copied when
+/// the field is stored, so it needs to stay valid only until the call that returned it ends.
 using Field = storage::FieldSpan;
+
+/// How a forward step is taken.
+struct StepContext {
+  /// Fill pullback() for this step: its adjoint will read it.
+  bool record = false;
+  /// The step was taken before and is taken again from a restored state (a recomputation),
+  /// rather than for the first time in the first sweep. A stepper that accumulates an
+  /// objective or writes output along the way does it only when this is false.
+  bool recompute = false;
+};
+
+/// Where checkpoint I/O is, for profiling hooks (Stepper::on_io).
+enum class IoEvent { WriteBegin, WriteEnd, ReadBegin, ReadEnd };
 
 /// A time-stepper with a hand-written (or generated) adjoint. Each rank holds its own block of
 /// every field; calls are made on every rank in the same order, so a stepper may communicate
 /// inside forward() and adjoint().
+///
+/// Call pattern, for one recording: access(i) for the steps the analysis looks at (offline: each
+/// i in [0, n) once, backwards, when the recording is created; it may be called for steps not
+/// yet taken); forward(i, {recompute = false}) for i = 0, 1, ... in the first sweep, with
+/// finished(i + 1) after each step of an online run; begin_adjoint(seed) once; then adjoint(i)
+/// for i = n-1 down to 0, with forward(j, {recompute = true}) from restored states in between.
+/// state() and pullback() are called before every store and load and when the recording is
+/// planned; loaded() after every load into them.
 class Stepper {
  public:
   virtual ~Stepper() = default;
 
-  /// The state variables: the stepper's own buffers. Called before every store and load; the
-  /// spans must stay valid until the next forward() or adjoint(). The restart data of a
-  /// checkpoint is drawn from them (see access()).
+  /// The state variables: the stepper's own buffers. The spans must stay valid until the next
+  /// forward(), adjoint() or state() call, and have the same sizes throughout a recording. A
+  /// checkpoint's restart data is drawn from them (see access()).
   virtual std::vector<Field> state() = 0;
 
-  /// The buffers a recorded step fills and its adjoint reads (its pullback data, e.g. the
-  /// stage values of a Runge-Kutta step). Called like state().
+  /// The buffers a recorded step fills and its adjoint reads: its pullback data (for a
+  /// Runge-Kutta method, the stage values). Called like state().
   virtual std::vector<Field> pullback() = 0;
 
   /// Which state variables step i reads and writes (indices into state()). The default says
-  /// every step reads and writes every variable. Declaring the truth lets the tape store only
-  /// what a restart needs: a two-step method's previous state, not a parameter set before
+  /// every step reads and writes every variable. Declaring the truth lets a recording store
+  /// only what a restart needs: a two-step method's previous state, not a parameter set before
   /// step 0 and never written again.
   virtual StepAccess access(Step i);
 
-  /// Advances x_i -> x_{i+1}. If `record`, also fills pullback() for step i.
-  virtual void forward(Step i, bool record) = 0;
+  /// Advances x_i -> x_{i+1}; with context.record, also fills pullback() for step i.
+  virtual void forward(Step i, const StepContext& context) = 0;
 
-  /// Called once when x_n is reached, before the first adjoint step: seed the adjoint.
-  virtual void begin_adjoint() {}
+  /// Called once when the reverse sweep starts, with the state x_n in state(): seed the
+  /// adjoint. `seed` is what the caller passed to Recording::reverse() (a cotangent of the
+  /// run's output, in whatever layout the stepper and its caller agree on); empty when the
+  /// stepper computes its own (Engine::run()).
+  virtual void begin_adjoint(std::span<const double> seed) { (void)seed; }
 
   /// The adjoint of step i, with pullback() holding step i's recorded data.
   virtual void adjoint(Step i) = 0;
 
-  /// Called after the engine loaded a checkpoint into state() (restart = true) or pullback()
-  /// buffers, so a stepper whose buffers belong to another library can mark them changed.
-  virtual void loaded(bool /*restart*/) {}
+  /// Called after a checkpoint of kind `kind` was loaded into state() (Kind::Restart) or
+  /// pullback() (Kind::Pullback) buffers, so a stepper whose buffers belong to another library
+  /// can mark them changed.
+  virtual void loaded(Kind kind) { (void)kind; }
 
-  /// Called around every checkpoint write (write = true) and read, for profiling hooks.
-  virtual void on_io(bool /*write*/, bool /*begin*/) {}
+  /// Called around every checkpoint write and read, for profiling hooks.
+  virtual void on_io(IoEvent event) { (void)event; }
 
-  /// Online runs (step count not given): true once x_i is the final state. Must agree on all
-  /// ranks.
-  virtual bool finished(Step /*i*/) { return false; }
+  /// Online runs (the step count not given): called after each first-sweep step with the
+  /// index of the state just reached; true once x_i is the final state. Must agree on all
+  /// ranks. The default throws: an online run needs it.
+  virtual bool finished(Step i);
 };
 
 }  // namespace rwd::engine

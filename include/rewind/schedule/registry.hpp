@@ -60,13 +60,14 @@ class ScheduleRegistry {
   /// count, the first online schedule that accepts the budget.
   std::string choose(const ScheduleParams& params) const;
 
-  /// For a driver whose adjoint-data checkpoints (one step's stage values) are larger than its
+  /// For a driver whose pullback checkpoints (one step's stage values) are larger than its
   /// restart checkpoints, so a byte budget holds fewer of them: schedule `name` is replayed with
   /// `params`; if it keeps pullback data outside the working state it is priced, and must run,
-  /// with `pullback_ram` RAM slots instead of params.ram. Returns nothing if it keeps pullback data
-  /// and `pullback_ram` is nullopt (the driver may not store it) or below 1. Throws like create()
-  /// when the schedule does not accept the budget. With pullback_ram == params.ram this is the
-  /// plain replayed cost.
+  /// with `pullback_ram` RAM slots instead of params.ram (0 included: then only a schedule that
+  /// needs no RAM slot, such as storeall on disk, accepts). Returns nothing if it keeps pullback
+  /// data and `pullback_ram` is nullopt (the driver may not store it). Throws like create() when
+  /// the schedule does not accept the budget. With pullback_ram == params.ram this is the plain
+  /// replayed cost.
   std::optional<PricedSchedule> price(std::string_view name, const ScheduleParams& params,
                                       std::optional<std::int64_t> pullback_ram) const;
 

@@ -9,8 +9,9 @@
 namespace rwd::storage {
 
 /// What a checkpoint holds (glossary in docs/runtime.md): the restart data of the state x_step,
-/// or the pullback data of step `step` (what its adjoint reads, e.g. Runge-Kutta stage values).
-enum class Kind : std::uint8_t { Restart = 0, Pullback = 1 };
+/// the pullback data of step `step` (what its adjoint reads, e.g. Runge-Kutta stage values), or
+/// the whole state x_step at the end of a first sweep, kept while its recording is parked.
+enum class Kind : std::uint8_t { Restart = 0, Pullback = 1, Final = 2 };
 
 /// Identifies a checkpoint. Several runs (recordings) may share one store; `run` keeps their
 /// checkpoints apart (0 for a store that serves one run).
@@ -21,7 +22,7 @@ struct Key {
   friend auto operator<=>(const Key&, const Key&) = default;
 };
 
-/// "restart 12", "pullback 12", with " of run 3" when run != 0, for messages.
+/// "restart 12", "pullback 12", "final 12", with " of run 3" when run != 0, for messages.
 std::string to_string(const Key& key);
 
 }  // namespace rwd::storage

@@ -1,0 +1,96 @@
+#pragma once
+/// @file
+/// Planning a recording: a budget in checkpoints or bytes, and the sizes of the stepper's
+/// restart and pullback data, become a schedule and the slot counts it runs with. Every front
+/// end (the generic API, PETSc, the ensemble) plans here. No MPI: the sizes come in already
+/// agreed over the ranks.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rewind/schedule/schedule.hpp"
+
+namespace rwd::engine {
+
+/// How a RAM slot count is read when the two kinds of checkpoint differ in size.
+enum class SlotSize {
+  /// A slot holds one restart checkpoint; pullback data larger than that takes proportionally
+  /// more of the budget (the generic API: "10 slots" is 10 states' worth of memory).
+  Restart,
+  /// A slot holds one checkpoint of either kind (PETSc's -ts_trajectory_max_cps_ram counts
+  /// checkpoints, a stage checkpoint being one).
+  Any,
+};
+
+/// How the front end calls each setting, for error messages that say what to change (PETSc
+/// passes its option names).
+struct SettingNames {
+  std::string schedule = "RecordingConfig::schedule";
+  std::string ram = "RecordingConfig::params.ram";
+  std::string disk = "RecordingConfig::params.disk";
+  std::string ram_bytes = "RecordingConfig::ram_bytes";
+  std::string no_pullback = "RecordingConfig::pullback_checkpoints = false";
+  std::string pullback_data = "pullback data";  ///< what the front end calls it (PETSc: stages)
+  std::string steps = "RecordingConfig::params.steps";
+};
+
+/// What a recording asks for.
+struct RecordingConfig {
+  RecordingConfig() {
+    // Disk I/O is not free: the defaults agree with the PETSc front end.
+    params.write_cost = 1.0;
+    params.read_cost = 1.0;
+  }
+  /// A registered schedule name, or "auto": the cheapest that fits (replayed for a known step
+  /// count; the first online schedule that fits otherwise).
+  std::string schedule = "auto";
+  /// steps (0 = not known in advance: an online run that ends when Stepper::finished() says
+  /// so), ram and disk slots (the slot holding x_0 included; disk may be kUnlimited), disk
+  /// write and read costs in forward steps, period.
+  schedule::ScheduleParams params;
+  /// > 0: a RAM budget in bytes (this rank's checkpoints); it caps params.ram.
+  double ram_bytes = 0.0;
+  SlotSize slot_size = SlotSize::Restart;
+  /// Schedules may keep pullback data in RAM or on disk (PETSc: not -ts_trajectory_solution_only).
+  bool pullback_checkpoints = true;
+  /// Online runs: a step count the run cannot pass, if known (it makes restart sets exact).
+  schedule::Step max_steps = 0;
+  SettingNames names;
+};
+
+/// Bytes of one checkpoint of each kind on the rank where it is largest.
+struct CheckpointSizes {
+  std::int64_t restart = 0;   ///< restart data: every state variable some step writes
+  std::int64_t pullback = 0;  ///< one step's pullback data
+  std::int64_t state = 0;     ///< every state variable (a parked recording's final state)
+};
+
+/// A planned recording: the schedule and what it runs with.
+struct Plan {
+  std::string schedule;             ///< the registered name ("auto" resolved)
+  schedule::ScheduleParams params;  ///< what the schedule is built from
+  bool stores_pullback = false;     ///< it keeps pullback data outside the stepper's buffers
+  std::optional<double> cost;       ///< the replayed cost, when the step count is known
+  /// RAM slots as the budget gives them: for restart checkpoints, and for schedules that store
+  /// pullback data (fewer when pullback data is larger, or none when it is not allowed).
+  std::int64_t restart_slots = 0;
+  std::optional<std::int64_t> pullback_slots;
+  /// The most RAM bytes the plan's checkpoints can take on one rank.
+  double ram_bytes_bound = 0.0;
+};
+
+/// Plans a recording. Throws Error(InvalidArgument) naming what to change when no schedule
+/// fits, the named schedule does not accept the budget, or the budget holds no checkpoint.
+/// Identical inputs reuse an earlier plan (a process-wide cache: `auto` replays every schedule,
+/// and some plans take seconds at 10^5 steps). Thread-safe; not collective.
+Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes);
+
+/// Plans made and plans served from the cache since the process started.
+struct PlanCacheStats {
+  std::int64_t planned = 0;
+  std::int64_t reused = 0;
+};
+PlanCacheStats plan_cache_stats();
+
+}  // namespace rwd::engine

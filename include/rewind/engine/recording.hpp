@@ -1,0 +1,109 @@
+#pragma once
+/// @file
+/// A Recording is one adjoint run: its schedule, the record of its checkpoints and its
+/// statistics. It is fed the first sweep, may be parked (everything it needs later is then in
+/// the stores, so the stepper is free for other work), and is reversed later with a cotangent
+/// the caller supplies. Hosts that own the time loop (PETSc) report steps to it (pull); the
+/// Engine and the ensemble let it drive the stepper (push).
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "rewind/engine/plan.hpp"
+#include "rewind/engine/stats.hpp"
+#include "rewind/engine/stepper.hpp"
+#include "rewind/engine/stores.hpp"
+
+namespace rwd::engine {
+
+/// Where a recording is in its life.
+enum class Phase {
+  Recording,  ///< the first sweep is running
+  Recorded,   ///< the first sweep ended; the stepper holds x_n (and maybe step n-1's pullback data)
+  Parked,     ///< the first sweep ended and what the stepper held is in the stores
+  Reversing,  ///< the reverse sweep is running
+  Done,       ///< every adjoint step ran and every checkpoint is freed
+};
+
+/// "recording", "recorded", "parked", "reversing", "done".
+const char* to_string(Phase phase) noexcept;
+
+/// The plan a Recording of `stepper` with `config` would follow, without recording anything.
+/// Collective on `comm` (the checkpoint sizes are agreed over the ranks). Throws like the
+/// Recording constructor.
+Plan plan_for(Stepper& stepper, MPI_Comm comm, const RecordingConfig& config);
+
+/// One adjoint run. Collective on stores->comm(): every rank makes the same calls in the same
+/// order (except where a call says otherwise). Errors are rwd::Error; a failed collective call
+/// fails on every rank. A failed recording cannot be continued; destroy it.
+class Recording {
+ public:
+  /// Plans the run (collective: the checkpoint sizes are agreed over the ranks) and claims its
+  /// budget in `stores`. The stepper must hold x_0. Throws Error(InvalidArgument) naming the
+  /// setting to change for a budget no schedule accepts, a schedule that needs the step count
+  /// when none is given, a stepper with no state, or a budget the stores cannot grant next to
+  /// the recordings already there.
+  Recording(Stepper& stepper, std::shared_ptr<Stores> stores, const RecordingConfig& config);
+  /// Frees this recording's checkpoints: RAM at once; disk ones at the stores' next collective
+  /// call (the destructor is never collective).
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+  const Plan& plan() const;
+  Phase phase() const;
+  /// This recording's id in the checkpoint keys of the shared stores.
+  std::int64_t id() const;
+  /// n, once the first sweep ended (0 before, for an online run).
+  Step steps() const;
+
+  // ---- push: the recording drives the stepper ------------------------------------------
+  /// Runs the first sweep: n steps, or until Stepper::finished() for an online run.
+  void record();
+  /// Runs the reverse sweep: un-parks if parked, calls Stepper::begin_adjoint(seed), runs the
+  /// adjoint steps n-1 down to 0 with the recomputations the schedule needs, frees every
+  /// checkpoint and returns the statistics. Afterwards the stepper holds the adjoint at x_0.
+  RunStats reverse(std::span<const double> seed = {});
+
+  // ---- parking --------------------------------------------------------------------------
+  /// After the first sweep: stores what only the stepper holds — its whole state at x_n and,
+  /// if the schedule kept it there, step n-1's pullback data — in the RAM store, so the stepper
+  /// may run other work before this recording is reversed. Shrinks the claim on the stores to
+  /// what the recording holds. Collective.
+  void park();
+  /// Moves every RAM checkpoint of a parked recording to the disk store (the recording keeps
+  /// running from there when reversed). Collective.
+  void spill();
+
+  // ---- pull: the host owns the time loop -------------------------------------------------
+  /// Whether the host should record step i's pullback data while taking it in the first sweep
+  /// (a host whose buffers always hold it may ignore this). Rank-local.
+  bool record_wanted(Step i) const;
+  /// The host took first-sweep step i (x_i -> x_{i+1}); state() and, if recorded, pullback()
+  /// hold its results. `last`: the host knows x_{i+1} ends the run (end_forward(i + 1)
+  /// follows); an online schedule must learn that before it plans past x_{i+1}.
+  void forward_step_done(Step i, bool last = false);
+  /// The first sweep ended at x_n (online runs learn n here; offline runs must match the plan).
+  void end_forward(Step n);
+  /// Starts the reverse sweep without seeding the stepper (the host seeds its own adjoint):
+  /// un-parks if parked. prepare_adjoint() calls it if the host did not.
+  void begin_reverse();
+  /// Before the adjoint of step i (i = n-1 down to 0): restores and recomputes as the schedule
+  /// says, then leaves step i's pullback data in the stepper's pullback() buffers.
+  void prepare_adjoint(Step i);
+  /// The host ran the adjoint of step i.
+  void adjoint_done(Step i);
+  /// After the adjoint of step 0: frees what the schedule still holds, checks nothing is left,
+  /// gives back the claim and returns the statistics (phase Done).
+  RunStats finish();
+
+  /// Statistics so far. Rank-local.
+  RunStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::engine

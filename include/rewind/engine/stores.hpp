@@ -1,0 +1,103 @@
+#pragma once
+/// @file
+/// The checkpoint stores several recordings on one communicator share: one RAM store and one
+/// parallel HDF5 file, and one budget over everything they hold.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rewind/schedule/schedule.hpp"
+#include "rewind/storage/store.hpp"
+
+namespace rwd::engine {
+
+/// What the stores are and how much they may hold over every recording at once.
+struct StoresConfig {
+  storage::StoreConfig store;       ///< communicator, directory, keep_files, label
+  std::string ram_store = "ram";    ///< a registered store name
+  std::string disk_store = "hdf5";  ///< a registered store name
+  bool async_io = true;             ///< disk writes behind the computation, reads ahead of it
+  std::int64_t ram = schedule::kUnlimited;   ///< RAM checkpoints held at once
+  double ram_bytes = 0.0;                    ///< > 0: RAM bytes held at once (this rank)
+  std::int64_t disk = schedule::kUnlimited;  ///< disk checkpoints held at once
+};
+
+/// A share of the capacity, claimed by one recording.
+struct Claim {
+  std::int64_t ram = 0;    ///< RAM checkpoints
+  double ram_bytes = 0.0;  ///< RAM bytes on the rank where they are most
+  std::int64_t disk = 0;   ///< disk checkpoints, or kUnlimited
+};
+
+/// One RAM store, one disk store (opened when a recording first needs it) and the capacity
+/// over both, for every recording made with them. Recordings hold a shared_ptr, so the stores
+/// outlive the last recording that uses them.
+///
+/// Collective calls are marked; the others are rank-local. Every rank must create and use
+/// recordings on the same Stores in the same order.
+class Stores {
+ public:
+  /// Not collective: nothing is opened yet. Throws Error(InvalidArgument) for an unknown store
+  /// name or a negative capacity.
+  explicit Stores(StoresConfig config);
+  /// Destroys the stores as their own destructors do: a disk store not closed is closed
+  /// collectively, except while the stack unwinds, when every step is rank-local (a rank
+  /// unwinding from an exception does not wait for ranks that are not) and its file is removed.
+  ~Stores();
+  Stores(const Stores&) = delete;
+  Stores& operator=(const Stores&) = delete;
+
+  const StoresConfig& config() const { return config_; }
+  MPI_Comm comm() const { return config_.store.comm; }
+
+  storage::Store& ram() { return *ram_; }
+  /// Collective on the communicator the first time (it creates the file).
+  storage::Store& disk();
+  /// The disk store if it is open, else null.
+  storage::Store* disk_if_open() { return disk_.get(); }
+
+  /// A new run id for checkpoint keys (1, 2, ...).
+  std::int64_t next_run_id() { return ++last_run_; }
+
+  /// Claims `claim` for run `run` (replacing its earlier claim). Throws Error(InvalidArgument)
+  /// naming the level when the claims of every run would exceed the capacity; the earlier
+  /// claim then stands. Rank-local, but decided on values every rank shares.
+  void claim(std::int64_t run, const Claim& claim);
+  /// Gives back run `run`'s claim.
+  void release(std::int64_t run) noexcept;
+  /// The sum of every run's claim.
+  Claim claimed() const;
+
+  /// Disk checkpoints to erase at the next collective point (recordings destroyed outside one
+  /// call collect()). Rank-local.
+  void discard(const storage::Key& key);
+  /// Collective: erases what was discarded.
+  void collect();
+
+  /// Collective: erases what was discarded and closes the disk store, keeping its file with
+  /// keep_files. A later disk() opens a new file.
+  void close();
+
+  /// Marks the stores failed: a disk file is then never kept. Rank-local.
+  void abandon() noexcept;
+
+  /// Seconds of disk I/O that ran while the caller computed, since the stores were made (every
+  /// recording's). Rank-local.
+  double io_overlap_seconds() const;
+
+ private:
+  StoresConfig config_;
+  std::unique_ptr<storage::Store> ram_;
+  std::unique_ptr<storage::Store> disk_;
+  std::int64_t last_run_ = 0;
+  std::map<std::int64_t, Claim> claims_;
+  std::vector<storage::Key> discarded_;
+  double closed_overlap_ = 0.0;  // overlap of disk stores closed before
+};
+
+}  // namespace rwd::engine

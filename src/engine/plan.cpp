@@ -1,0 +1,201 @@
+#include "rewind/engine/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "rewind/error.hpp"
+#include "rewind/schedule/registry.hpp"
+
+namespace rwd::engine {
+
+namespace {
+
+using schedule::ScheduleParams;
+
+// What a resolution depends on: the name asked for, the parameters, and the slots a schedule
+// that stores pullback data gets.
+struct CacheKey {
+  std::string name;
+  schedule::Step steps;
+  std::int64_t ram, disk, period, pullback_slots;
+  double write_cost, read_cost, ram_bytes;
+  std::vector<double> step_cost, state_bytes;
+  auto tie() const {
+    return std::tie(name, steps, ram, disk, period, pullback_slots, write_cost, read_cost,
+                    ram_bytes, step_cost, state_bytes);
+  }
+  bool operator<(const CacheKey& o) const { return tie() < o.tie(); }
+};
+
+struct Resolved {
+  std::string schedule;
+  ScheduleParams params;
+  std::optional<bool> stores_pullback;  // known when the schedule was replayed
+  std::optional<double> cost;
+};
+
+struct Cache {
+  std::mutex mutex;
+  std::map<CacheKey, Resolved> entries;
+  PlanCacheStats stats;
+  static constexpr std::size_t kMax = 256;
+};
+
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+std::int64_t slots_for(double bytes, std::int64_t each) {
+  if (each <= 0) return std::numeric_limits<std::int64_t>::max();
+  const double n = std::floor(bytes / static_cast<double>(each));
+  return n >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(n);
+}
+
+// The registry's answer for `name` ("auto" or a schedule) under `p`, without the cache.
+Resolved resolve(const std::string& name, const ScheduleParams& p,
+                 std::optional<std::int64_t> pullback_slots, const RecordingConfig& config,
+                 const CheckpointSizes& sizes) {
+  const auto& registry = schedule::ScheduleRegistry::instance();
+  const SettingNames& names = config.names;
+  const std::string without =
+      config.pullback_checkpoints ? "" : " without storing " + names.pullback_data;
+  Resolved out{name, p, std::nullopt, std::nullopt};
+  if (name == "auto" && p.steps == 0) {
+    out.schedule = registry.choose(p);
+    return out;
+  }
+  if (name == "auto") {
+    schedule::PricedSchedule best;
+    try {
+      best = registry.choose_priced(p, pullback_slots);
+    } catch (const Error& err) {
+      if (err.code() != ErrorCode::InvalidArgument) throw;
+      throw Error(ErrorCode::InvalidArgument, "no schedule fits " + schedule::describe(p) +
+                                                  without + "; raise " + names.ram + " or " +
+                                                  names.disk + "\n" + err.what());
+    }
+    return {best.name, best.params, best.stores_pullback, best.cost};
+  }
+  if (p.steps > 0) {
+    std::optional<schedule::PricedSchedule> priced;
+    try {
+      priced = registry.price(name, p, pullback_slots);
+    } catch (const Error& err) {
+      if (err.code() != ErrorCode::InvalidArgument || !pullback_slots || *pullback_slots == p.ram)
+        throw;
+      // The schedule keeps pullback data and was priced with the slots that leaves.
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string(err.what()) + " (" + names.schedule + " " + name + " keeps " +
+                      names.pullback_data + ": " + std::to_string(sizes.pullback) +
+                      " bytes a step against " + std::to_string(sizes.restart) +
+                      " of restart data, so the RAM budget holds " +
+                      std::to_string(*pullback_slots) + " of them; raise " + names.ram +
+                      (config.ram_bytes > 0 ? " or " + names.ram_bytes : "") +
+                      " or choose another schedule)");
+    }
+    if (!priced) {
+      throw Error(ErrorCode::InvalidArgument, names.schedule + " " + name + " stores " +
+                                                  names.pullback_data + ", which " +
+                                                  names.no_pullback +
+                                                  " forbids; choose another "
+                                                  "schedule");
+    }
+    return {priced->name, priced->params, priced->stores_pullback, priced->cost};
+  }
+  const auto schedule = registry.create(name, p);
+  require(schedule->online(), "schedule '" + name + "' needs the step count in advance; give it (" +
+                                  names.steps + ") or choose an online schedule");
+  return out;
+}
+
+}  // namespace
+
+Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
+  const SettingNames& names = config.names;
+  ScheduleParams p = config.params;
+  require(p.steps >= 0,
+          names.steps + " must be >= 0 (0 = not known in advance), got " + std::to_string(p.steps));
+  require(std::isfinite(config.ram_bytes) && config.ram_bytes >= 0,
+          names.ram_bytes + " must be a finite number >= 0 (0: no byte budget)");
+  require(config.max_steps >= 0, "RecordingConfig::max_steps must be >= 0 (0: no bound), got " +
+                                     std::to_string(config.max_steps));
+  require(sizes.restart >= 0 && sizes.pullback >= 0, "checkpoint sizes must be >= 0");
+
+  // RAM slots: for restart checkpoints, and for schedules that keep pullback data, which a
+  // byte budget (or restart-sized slots) holds fewer of when it is larger.
+  std::int64_t restart_slots = p.ram;
+  const std::int64_t largest = std::max(sizes.restart, sizes.pullback);
+  std::optional<std::int64_t> pullback_slots;
+  if (config.pullback_checkpoints) {
+    pullback_slots =
+        config.slot_size == SlotSize::Any || largest == 0
+            ? p.ram
+            : slots_for(static_cast<double>(p.ram) * static_cast<double>(sizes.restart), largest);
+  }
+  if (config.ram_bytes > 0) {
+    const std::int64_t by_bytes = slots_for(config.ram_bytes, sizes.restart);
+    require(by_bytes >= 1,
+            names.ram_bytes + " " + std::to_string(static_cast<long long>(config.ram_bytes)) +
+                " holds no checkpoint of " + std::to_string(sizes.restart) + " bytes; raise it");
+    restart_slots = std::min(restart_slots, by_bytes);
+    if (pullback_slots)
+      pullback_slots = std::min(*pullback_slots, slots_for(config.ram_bytes, largest));
+  }
+  if (p.steps > 0) {  // more slots than steps are of no use
+    restart_slots = std::min(restart_slots, p.steps);
+    if (pullback_slots) pullback_slots = std::min(*pullback_slots, p.steps);
+  }
+  p.ram = restart_slots;
+
+  const CacheKey key{config.schedule, p.steps,      p.ram,
+                     p.disk,          p.period,     pullback_slots.value_or(-1),
+                     p.write_cost,    p.read_cost,  p.ram_bytes,
+                     p.step_cost,     p.state_bytes};
+  Resolved resolved;
+  {
+    Cache& c = cache();
+    std::unique_lock lock(c.mutex);
+    auto it = c.entries.find(key);
+    if (it != c.entries.end()) {
+      ++c.stats.reused;
+      resolved = it->second;
+    } else {
+      lock.unlock();  // planning may take seconds; another thread may plan the same meanwhile
+      resolved = resolve(config.schedule, p, pullback_slots, config, sizes);
+      lock.lock();
+      ++c.stats.planned;
+      if (c.entries.size() >= Cache::kMax) c.entries.clear();
+      c.entries.emplace(key, resolved);
+    }
+  }
+
+  Plan plan;
+  plan.schedule = resolved.schedule;
+  plan.params = resolved.params;
+  plan.cost = resolved.cost;
+  plan.restart_slots = restart_slots;
+  plan.pullback_slots = pullback_slots;
+  if (resolved.stores_pullback) {
+    plan.stores_pullback = *resolved.stores_pullback;
+  } else {  // not replayed (no step count): what the schedule may do
+    for (const auto& e : schedule::ScheduleRegistry::instance().list()) {
+      if (e.name == plan.schedule)
+        plan.stores_pullback = config.pullback_checkpoints && !e.restart_only;
+    }
+  }
+  plan.ram_bytes_bound = static_cast<double>(plan.params.ram) *
+                         static_cast<double>(plan.stores_pullback ? largest : sizes.restart);
+  return plan;
+}
+
+PlanCacheStats plan_cache_stats() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  return c.stats;
+}
+
+}  // namespace rwd::engine

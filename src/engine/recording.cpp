@@ -1,0 +1,746 @@
+#include "rewind/engine/recording.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "rewind/error.hpp"
+#include "rewind/schedule/registry.hpp"
+#include "rewind/tape/checkpoint_record.hpp"
+#include "rewind/tape/restart_sets.hpp"
+#include "rewind/timing.hpp"
+
+namespace rwd::engine {
+
+using schedule::Action;
+using schedule::Level;
+using storage::Key;
+
+const char* to_string(Phase phase) noexcept {
+  switch (phase) {
+    case Phase::Recording:
+      return "recording";
+    case Phase::Recorded:
+      return "recorded";
+    case Phase::Parked:
+      return "parked";
+    case Phase::Reversing:
+      return "reversing";
+    case Phase::Done:
+      return "done";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = SteadyClock;
+
+std::int64_t bytes_of(const std::vector<Field>& fields) {
+  std::int64_t n = 0;
+  for (const auto& f : fields) n += static_cast<std::int64_t>(f.data.size_bytes());
+  return n;
+}
+
+std::vector<storage::FieldView> views(const std::vector<Field>& fields) {
+  std::vector<storage::FieldView> out;
+  out.reserve(fields.size());
+  for (const auto& f : fields) out.push_back({f.name, f.data, f.offset, f.global_size});
+  return out;
+}
+
+std::vector<Field> select(const std::vector<Field>& all, const std::vector<std::size_t>& which) {
+  std::vector<Field> out;
+  out.reserve(which.size());
+  for (std::size_t v : which) out.push_back(all[v]);
+  return out;
+}
+
+std::uint64_t hash_bytes(const void* data, std::size_t n,
+                         std::uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;  // FNV-1a
+  return h;
+}
+
+template <class T>
+std::uint64_t hash_value(const T& v) {
+  return hash_bytes(&v, sizeof v);
+}
+
+// The settings every rank must pass alike, each with its name for the message.
+std::vector<std::pair<std::string, std::uint64_t>> setting_hashes(const RecordingConfig& c) {
+  const auto& p = c.params;
+  const SettingNames& n = c.names;
+  std::uint64_t costs = hash_value(p.step_cost.size());
+  for (double v : p.step_cost) costs = hash_bytes(&v, sizeof v, costs);
+  for (double v : p.state_bytes) costs = hash_bytes(&v, sizeof v, costs);
+  return {{n.schedule, hash_bytes(c.schedule.data(), c.schedule.size())},
+          {n.steps, hash_value(p.steps)},
+          {n.ram, hash_value(p.ram)},
+          {n.disk, hash_value(p.disk)},
+          {"the disk write cost", hash_value(p.write_cost)},
+          {"the disk read cost", hash_value(p.read_cost)},
+          {"the period", hash_value(p.period)},
+          {n.ram_bytes, hash_value(c.ram_bytes)},
+          {"the slot size", hash_value(c.slot_size)},
+          {n.no_pullback, hash_value(c.pullback_checkpoints)},
+          {"RecordingConfig::max_steps", hash_value(c.max_steps)},
+          {"the step costs and sizes", costs}};
+}
+
+// The sizes every rank plans with (each kind's largest over the ranks), agreed in the same
+// allreduce that checks the ranks passed the same settings.
+CheckpointSizes agreed_sizes(Stepper& stepper, tape::RestartSets& sets, MPI_Comm comm,
+                             const RecordingConfig& config) {
+  const std::vector<Field> state = stepper.state();
+  const auto settings = setting_hashes(config);
+  std::vector<std::uint64_t> local = {
+      static_cast<std::uint64_t>(bytes_of(select(state, sets.written()))),
+      static_cast<std::uint64_t>(bytes_of(stepper.pullback())),
+      static_cast<std::uint64_t>(bytes_of(state))};
+  for (const auto& [name, h] : settings) {
+    local.push_back(h);
+    local.push_back(~h);
+  }
+  std::vector<std::uint64_t> largest(local.size());
+  const int rc = MPI_Allreduce(local.data(), largest.data(), static_cast<int>(local.size()),
+                               MPI_UINT64_T, MPI_MAX, comm);
+  if (rc != MPI_SUCCESS) throw Error(ErrorCode::Mpi, "MPI_Allreduce (checkpoint sizes) failed");
+  for (std::size_t k = 0; k < settings.size(); ++k) {
+    if (largest[3 + 2 * k] != ~largest[4 + 2 * k]) {
+      throw Error(ErrorCode::InvalidArgument,
+                  settings[k].first +
+                      " differs between ranks; every rank must pass the same "
+                      "recording settings");
+    }
+  }
+  return {static_cast<std::int64_t>(largest[0]), static_cast<std::int64_t>(largest[1]),
+          static_cast<std::int64_t>(largest[2])};
+}
+
+std::size_t variables_of(Stepper& s) {
+  const std::size_t n = s.state().size();
+  require(n > 0, "recording: the stepper declares no state variables (Stepper::state())");
+  return n;
+}
+
+tape::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
+  return tape::RestartSets(
+      variables_of(s), [&s](Step i) { return s.access(i); },
+      tape::Horizon{c.params.steps, c.max_steps, 64});
+}
+
+}  // namespace
+
+Plan plan_for(Stepper& stepper, MPI_Comm comm, const RecordingConfig& config) {
+  tape::RestartSets sets = restart_sets(stepper, config);
+  return plan_recording(config, agreed_sizes(stepper, sets, comm, config));
+}
+
+struct Recording::Impl {
+  Impl(Stepper& s, std::shared_ptr<Stores> st, const RecordingConfig& c)
+      : stepper(s), stores(std::move(st)), config(c), sets(restart_sets(s, c)) {
+    require(stores != nullptr, "recording: the stores are null");
+    stores->collect();
+    sizes = agreed_sizes(stepper, sets, stores->comm(), config);
+    plan = plan_recording(config, sizes);
+    sched = schedule::make_schedule(plan.schedule, plan.params);
+    steps = plan.params.steps;
+    run = stores->next_run_id();
+    stats.schedule = plan.schedule;
+    stores->claim(run, full_claim());
+    overlap_at_start = stores->io_overlap_seconds();
+    try {
+      position = 0;
+      // Steps are reported as the schedule's model counts them (unit cost unless the plan gives
+      // step costs): a measured time would differ between ranks, and every rank must build the
+      // same schedule.
+      sched->observe_step(-1, 0.0, schedule::state_bytes(plan.params, 0));
+      pull_first_sweep();
+    } catch (...) {
+      drop();
+      throw;
+    }
+  }
+
+  // ---- budget ------------------------------------------------------------------------
+  Claim full_claim() const {
+    Claim c;
+    c.ram = plan.params.ram;
+    c.ram_bytes = plan.ram_bytes_bound;
+    c.disk = plan.params.disk;
+    return c;
+  }
+
+  // What the recording holds now, in the sizes every rank agreed on.
+  Claim held_claim() const {
+    Claim c;
+    for (const auto& [key, level] : record.held()) {
+      const auto* e = record.find(key, level);
+      const double bytes = static_cast<double>(key.kind == Kind::Pullback ? sizes.pullback
+                                               : key.kind == Kind::Final  ? sizes.state
+                                                                          : sizes.restart);
+      if (e->store == Level::Ram) {
+        ++c.ram;
+        c.ram_bytes += bytes;
+      } else {
+        ++c.disk;
+      }
+    }
+    return c;
+  }
+
+  // ---- stores ------------------------------------------------------------------------
+  Key key(Step step, Kind kind) const { return Key{step, kind, run}; }
+
+  storage::Store& store(Level where) {
+    if (where == Level::Ram) return stores->ram();
+    if (where == Level::Disk && plan.params.disk != 0) return stores->disk();
+    throw Error(ErrorCode::InvalidArgument,
+                "schedule '" + plan.schedule + "' stores at level " + schedule::to_string(where) +
+                    (where == Level::Disk ? " but the budget has no disk slots; give disk slots"
+                                          : ", which is not a store"));
+  }
+
+  void put(const Key& k, Level level, Level where, const std::vector<Field>& fields,
+           std::vector<std::size_t> variables = {}) {
+    const auto v = views(fields);
+    stepper.on_io(IoEvent::WriteBegin);
+    const auto t0 = Clock::now();
+    store(where).put(k, {v, {}});
+    stats.io_seconds += seconds_since(t0);
+    stepper.on_io(IoEvent::WriteEnd);
+    record.stored(k, level, {where, bytes_of(fields), std::move(variables)});
+  }
+
+  // Reads checkpoint `k` (placed at `level`) into `fields`; `into_stepper`: they are the
+  // stepper's own buffers (not scratch space for a copy between stores), so it is told.
+  void get(const Key& k, Level level, const std::vector<Field>& fields, bool into_stepper = true) {
+    const auto* entry = record.find(k, level);
+    if (!entry) broken("reads " + storage::to_string(k) + " from " + schedule::to_string(level));
+    stepper.on_io(IoEvent::ReadBegin);
+    const auto t0 = Clock::now();
+    store(entry->store).get(k, {fields, {}});
+    stats.io_seconds += seconds_since(t0);
+    stepper.on_io(IoEvent::ReadEnd);
+    record.read(*entry);
+    prefetched.erase(k);
+    if (into_stepper) stepper.loaded(k.kind);
+  }
+
+  void erase(const Key& k, Level level) {
+    const tape::CheckpointRecord::Entry entry = record.freed(k, level);
+    const auto t0 = Clock::now();
+    store(entry.store).erase(k);
+    stats.io_seconds += seconds_since(t0);
+  }
+
+  // Every checkpoint still recorded is erased: RAM ones at once, disk ones when the stores
+  // next make a collective call. Never collective, so a destructor can call it.
+  void drop() noexcept {
+    for (const auto& [k, level] : record.held()) {
+      try {
+        const auto entry = record.freed(k, level);
+        if (entry.store == Level::Ram) {
+          stores->ram().erase(k);
+        } else {
+          stores->discard(k);
+        }
+      } catch (...) {
+        // Freeing is best effort here: the stores report their own failures later.
+      }
+    }
+    stores->release(run);
+  }
+
+  // The restart data of x_b as a checkpoint written now holds it.
+  std::vector<Field> restart_fields(Step b) { return select(stepper.state(), sets.at(b)); }
+
+  void put_restart(Step b, Level level) {
+    const auto& variables = sets.at(b);
+    put(key(b, Kind::Restart), level, level, select(stepper.state(), variables), variables);
+  }
+
+  [[noreturn]] void broken(const std::string& what) const {
+    throw Error(ErrorCode::Internal, "schedule '" + plan.schedule + "': " + what);
+  }
+
+  void require_phase(Phase wanted, const char* call) const {
+    if (phase != wanted) {
+      throw Error(ErrorCode::InvalidArgument, std::string("recording: ") + call + " needs phase '" +
+                                                  to_string(wanted) + "', the recording is '" +
+                                                  to_string(phase) + "'");
+    }
+  }
+
+  // ---- the action stream -------------------------------------------------------------
+  Action next_action() {
+    if (phase == Phase::Reversing) {
+      // Look ahead so that disk reads the schedule will soon need start early.
+      while (ahead.size() < kLookahead) {
+        auto a = sched->next();
+        if (!a) break;
+        ahead.push_back(*a);
+        if (std::holds_alternative<schedule::EndReverse>(*a)) break;
+      }
+      prefetch_ahead();
+      if (!ahead.empty()) {
+        const Action a = ahead.front();
+        ahead.pop_front();
+        return a;
+      }
+    }
+    auto a = sched->next();
+    if (!a) broken("the action stream ended before EndReverse");
+    return *a;
+  }
+
+  // Starts reading `k` ahead if the cheapest copy the schedule will read is on disk. Every
+  // rank holds the same schedule and record, so the prefetches are collective.
+  void prefetch(const Key& k) {
+    const auto level = record.cheapest(k);
+    if (!level) return;
+    const auto* entry = record.find(k, *level);
+    if (entry->store == Level::Disk && prefetched.insert(k).second) stores->disk().prefetch(k);
+  }
+
+  void prefetch_ahead() {
+    if (!stores->disk_if_open()) return;
+    for (const Action& a : ahead) {
+      if (const auto* c = std::get_if<schedule::Copy>(&a); c && c->from != Level::Work) {
+        prefetch(key(c->n, Kind::Restart));
+      } else if (const auto* m = std::get_if<schedule::Move>(&a);
+                 m && m->from != Level::Work && m->to != Level::None) {
+        prefetch(key(m->n, Kind::Restart));
+      } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
+        for (Step i = r->n1 - 1; i >= r->n0 && i > r->n1 - 1 - kPrefetchSteps; --i) {
+          prefetch(key(i, Kind::Pullback));
+        }
+      }
+    }
+  }
+
+  // ---- shared action pieces ----------------------------------------------------------
+  void record_pullback(Step i, const schedule::Forward& f) {
+    if (!f.write_pullback) return;
+    if (f.level == Level::Work) {
+      record.set_work_pullback(i);
+    } else {
+      put(key(i, Kind::Pullback), f.level, f.level, stepper.pullback());
+    }
+  }
+
+  void transfer(Step n, Level from, Level to, bool move) {
+    const Key k = key(n, Kind::Restart);
+    if (from == Level::Work) {
+      if (position != n)
+        broken("stores x_" + std::to_string(n) + " but it is not the working state");
+      if (to == Level::Ram || to == Level::Disk) put_restart(n, to);
+      if (move) position.reset();
+      return;
+    }
+    const auto* entry = record.find(k, from);
+    if (!entry) {
+      broken("reads " + storage::to_string(k) + " from " + schedule::to_string(from) +
+             " where it is not held");
+    }
+    const std::vector<std::size_t> variables = entry->variables;
+    const std::vector<Field> fields = select(stepper.state(), variables);
+    if (to == Level::Work) {
+      if (phase == Phase::Recording) {
+        throw Error(ErrorCode::InvalidArgument,
+                    "schedule '" + plan.schedule +
+                        "' restores a checkpoint during the first sweep, which a host that owns "
+                        "the time loop cannot do; choose another schedule");
+      }
+      get(k, from, fields);
+      position = n;
+    } else if (to == Level::Ram || to == Level::Disk) {
+      std::vector<Field> copy = fields;
+      scratch.resize(copy.size());
+      for (std::size_t j = 0; j < copy.size(); ++j) {
+        scratch[j].assign(copy[j].data.size(), 0.0);
+        copy[j].data = scratch[j];
+      }
+      get(k, from, copy, false);
+      put(k, to, to, copy, variables);
+    }
+    if (move) erase(k, from);
+  }
+
+  bool transfer_action(const Action& a) {
+    if (const auto* c = std::get_if<schedule::Copy>(&a)) {
+      transfer(c->n, c->from, c->to, false);
+      return true;
+    }
+    if (const auto* m = std::get_if<schedule::Move>(&a)) {
+      transfer(m->n, m->from, m->to, true);
+      return true;
+    }
+    return false;
+  }
+
+  // ---- first sweep -------------------------------------------------------------------
+  // Pulls actions until a Forward from the current position is open, or EndForward.
+  void pull_first_sweep() {
+    while (true) {
+      const Action a = next_action();
+      if (const auto* f = std::get_if<schedule::Forward>(&a)) {
+        if (f->n0 != position) {
+          broken("the first sweep jumps from x_" + std::to_string(position.value_or(-1)) +
+                 " to x_" + std::to_string(f->n0));
+        }
+        if (f->write_restart) put_restart(f->n0, f->level);
+        forward = *f;
+        return;
+      }
+      if (std::holds_alternative<schedule::EndForward>(a)) {
+        end_forward_seen = true;
+        return;
+      }
+      if (!transfer_action(a)) broken("reverses before the first sweep ended");
+    }
+  }
+
+  bool record_wanted(Step i) const {
+    if (!forward || !forward->write_pullback) return false;
+    return forward->level != Level::Work || i == forward->n1 - 1 || steps == 0;
+  }
+
+  void forward_step_done(Step i, bool last) {
+    require_phase(Phase::Recording, "forward_step_done()");
+    if (!forward || position != i) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "schedule '" + plan.schedule + "' was planned for " + std::to_string(steps) +
+                      " steps, but step " + std::to_string(i + 1) +
+                      " was taken; give the exact step count (" + config.names.steps +
+                      ") or use an online schedule");
+    }
+    record_pullback(i, *forward);
+    ++stats.forward_steps;
+    position = i + 1;
+    sched->observe_step(i, schedule::step_cost(plan.params, i),
+                        schedule::state_bytes(plan.params, i + 1));
+    if (*position == forward->n1) {
+      forward.reset();
+      // After the last step the schedule learns the step count first (end_forward), as an
+      // online schedule needs; otherwise the next action is due now, while the host still holds
+      // x_{i+1} (it may have to be stored).
+      if (!last) pull_first_sweep();
+    }
+  }
+
+  void end_forward(Step n) {
+    require_phase(Phase::Recording, "end_forward()");
+    if (position != n)
+      broken("end of the first sweep at x_" + std::to_string(n) + " reported at x_" +
+             std::to_string(position.value_or(-1)));
+    if (steps == 0) {
+      require(n >= 1, "an adjoint run needs at least one step");
+      steps = n;
+      sets.set_steps(n);
+      sched->finalize(n);
+      forward.reset();
+      if (!end_forward_seen) pull_first_sweep();
+    } else if (n != steps) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "schedule '" + plan.schedule + "' was planned for " + std::to_string(steps) +
+                      " steps, but the forward run ended after " + std::to_string(n) +
+                      "; give the exact step count (" + config.names.steps +
+                      ") or use an online schedule");
+    } else {
+      // An online schedule used with a known step count still learns it here, as it would
+      // from any driver (the simulator does the same).
+      if (sched->online()) {
+        sched->finalize(n);
+        forward.reset();
+      }
+      if (!end_forward_seen && !forward) pull_first_sweep();
+    }
+    if (!end_forward_seen) broken("no EndForward at x_" + std::to_string(n));
+    phase = Phase::Recorded;
+    stats.steps = n;
+  }
+
+  // ---- parking -----------------------------------------------------------------------
+  void park() {
+    require_phase(Phase::Recorded, "park()");
+    if (position != steps) broken("parks with the working state not at x_n");
+    const std::vector<Field> state = stepper.state();
+    std::vector<std::size_t> all(state.size());
+    for (std::size_t v = 0; v < all.size(); ++v) all[v] = v;
+    put(key(steps, Kind::Final), Level::Work, Level::Ram, state, all);
+    if (record.work_pullback() == steps - 1) {
+      put(key(steps - 1, Kind::Pullback), Level::Work, Level::Ram, stepper.pullback());
+    }
+    position.reset();
+    phase = Phase::Parked;
+    ++stats.parks;
+    stores->claim(run, held_claim());
+  }
+
+  void unpark() {
+    stores->claim(run, full_claim());
+    const Key final_key = key(steps, Kind::Final);
+    const auto* entry = record.find(final_key, Level::Work);
+    if (!entry) broken("a parked recording lost its final state");
+    get(final_key, Level::Work, select(stepper.state(), entry->variables));
+    erase(final_key, Level::Work);
+    const Key work = key(steps - 1, Kind::Pullback);
+    if (record.find(work, Level::Work)) {
+      get(work, Level::Work, stepper.pullback());
+      erase(work, Level::Work);
+    }
+    position = steps;
+  }
+
+  void spill() {
+    require_phase(Phase::Parked, "spill()");
+    store(Level::Disk);  // a clear error without disk slots
+    for (const auto& [k, level] : record.held()) {
+      const auto* entry = record.find(k, level);
+      if (entry->store != Level::Ram) continue;
+      std::vector<Field> copy;
+      const std::vector<Field> like =
+          k.kind == Kind::Pullback ? stepper.pullback() : select(stepper.state(), entry->variables);
+      scratch.resize(like.size());
+      for (std::size_t j = 0; j < like.size(); ++j) {
+        scratch[j].assign(like[j].data.size(), 0.0);
+        copy.push_back({like[j].name, scratch[j], like[j].offset, like[j].global_size});
+      }
+      stores->ram().get(k, {copy, {}});
+      record.read(*entry);
+      stores->disk().put(k, {views(copy), {}});
+      stores->ram().erase(k);
+      record.relocate(k, level, Level::Disk);
+    }
+    stores->claim(run, held_claim());
+  }
+
+  // ---- reverse sweep -----------------------------------------------------------------
+  void begin_reverse() {
+    if (phase == Phase::Reversing) return;
+    if (phase != Phase::Recorded && phase != Phase::Parked) {
+      throw Error(ErrorCode::InvalidArgument, std::string("recording: the reverse sweep needs a "
+                                                          "finished first sweep; the recording "
+                                                          "is '") +
+                                                  to_string(phase) + "'");
+    }
+    stores->collect();
+    if (phase == Phase::Parked) unpark();
+    phase = Phase::Reversing;
+  }
+
+  void recompute(const schedule::Forward& f) {
+    if (position != f.n0) {
+      broken("forward from x_" + std::to_string(f.n0) + " but the working state is " +
+             (position ? "x_" + std::to_string(*position) : std::string("not valid")));
+    }
+    if (f.write_restart) put_restart(f.n0, f.level);
+    for (Step i = f.n0; i < f.n1; ++i) {
+      const bool want = f.write_pullback && (f.level != Level::Work || i == f.n1 - 1);
+      const auto t0 = Clock::now();
+      stepper.forward(i, StepContext{.record = want, .recompute = true});
+      stats.recompute_seconds += seconds_since(t0);
+      ++stats.forward_steps;
+      position = i + 1;
+      if (want) record_pullback(i, f);
+    }
+  }
+
+  void prepare_adjoint(Step i) {
+    if (phase != Phase::Reversing) begin_reverse();
+    if (i != next_adjoint()) {
+      throw Error(ErrorCode::InvalidArgument, "the adjoint of step " + std::to_string(i) +
+                                                  " was requested, but step " +
+                                                  std::to_string(next_adjoint()) +
+                                                  " is next (adjoint steps run n-1 down to 0)");
+    }
+    while (!reverse) {
+      const Action a = next_action();
+      if (const auto* f = std::get_if<schedule::Forward>(&a)) {
+        recompute(*f);
+      } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
+        if (r->n1 != i + 1)
+          broken("reverses from " + std::to_string(r->n1) + " while step " + std::to_string(i) +
+                 " is next");
+        reverse = *r;
+      } else if (!transfer_action(a)) {
+        broken("ends before the adjoint of step " + std::to_string(i));
+      }
+    }
+    if (record.work_pullback() != i) {
+      const Key k = key(i, Kind::Pullback);
+      const auto level = record.cheapest(k);
+      if (!level) broken("reverses step " + std::to_string(i) + " without its pullback data");
+      get(k, *level, stepper.pullback());
+    }
+  }
+
+  void adjoint_done(Step i) {
+    require_phase(Phase::Reversing, "adjoint_done()");
+    if (!reverse || i != next_adjoint())
+      broken("adjoint step " + std::to_string(i) + " was not prepared");
+    if (i > reverse->n0 && stores->disk_if_open())
+      prefetch(key(i - kPrefetchSteps, Kind::Pullback));
+    ++stats.adjoint_steps;
+    if (reverse->clear_pullback) {
+      const Key k = key(i, Kind::Pullback);
+      for (Level l : {Level::Ram, Level::Disk}) {
+        if (record.find(k, l)) erase(k, l);
+      }
+      if (record.work_pullback() == i) record.set_work_pullback(std::nullopt);
+    }
+    adjoint_position = i;
+    if (i == reverse->n0) {
+      reverse.reset();
+      position.reset();
+    }
+  }
+
+  Step next_adjoint() const { return adjoint_position.value_or(steps) - 1; }
+
+  RunStats finish() {
+    require_phase(Phase::Reversing, "finish()");
+    if (next_adjoint() != -1) broken("finished before the adjoint of step 0");
+    while (true) {
+      const Action a = next_action();
+      if (std::holds_alternative<schedule::EndReverse>(a)) break;
+      if (!transfer_action(a)) broken("acts after the last adjoint step");
+    }
+    if (!record.empty()) {
+      broken("left " + std::to_string(record.held().size()) +
+             " checkpoints stored after EndReverse");
+    }
+    phase = Phase::Done;
+    stores->release(run);
+    stats.io_overlap_seconds = stores->io_overlap_seconds() - overlap_at_start;
+    stats.total_seconds = seconds_since(started);
+    return current_stats();
+  }
+
+  RunStats current_stats() const {
+    RunStats out = stats;
+    out.ram = record.traffic(Level::Ram);
+    out.disk = record.traffic(Level::Disk);
+    return out;
+  }
+
+  static constexpr std::size_t kLookahead = 16;  // actions
+  static constexpr Step kPrefetchSteps = 16;     // adjoint steps
+
+  Stepper& stepper;
+  std::shared_ptr<Stores> stores;
+  RecordingConfig config;
+  tape::RestartSets sets;
+  CheckpointSizes sizes;
+  Plan plan;
+  std::unique_ptr<schedule::Schedule> sched;
+  std::int64_t run = 0;
+  tape::CheckpointRecord record;
+  std::set<Key> prefetched;
+  std::deque<Action> ahead;
+  std::vector<std::vector<double>> scratch;
+  RunStats stats;
+  Phase phase = Phase::Recording;
+  Step steps = 0;                            // n (0 while an online run has not ended)
+  std::optional<Step> position;              // the stepper's working state x_position
+  std::optional<schedule::Forward> forward;  // open Forward of the first sweep
+  std::optional<schedule::Reverse> reverse;  // open Reverse of the reverse sweep
+  std::optional<Step> adjoint_position;      // the adjoint has run down to this step
+  bool end_forward_seen = false;
+  const SteadyClock::time_point started = Clock::now();
+  double overlap_at_start = 0.0;
+};
+
+Recording::Recording(Stepper& stepper, std::shared_ptr<Stores> stores,
+                     const RecordingConfig& config)
+    : impl_(std::make_unique<Impl>(stepper, std::move(stores), config)) {}
+
+Recording::~Recording() {
+  if (impl_ && impl_->phase != Phase::Done) impl_->drop();
+}
+
+const Plan& Recording::plan() const {
+  return impl_->plan;
+}
+Phase Recording::phase() const {
+  return impl_->phase;
+}
+std::int64_t Recording::id() const {
+  return impl_->run;
+}
+Step Recording::steps() const {
+  return impl_->phase == Phase::Recording ? impl_->plan.params.steps : impl_->steps;
+}
+
+void Recording::record() {
+  Impl& s = *impl_;
+  s.require_phase(Phase::Recording, "record()");
+  if (s.position != 0) {
+    throw Error(ErrorCode::InvalidArgument,
+                "recording: record() runs the whole first sweep, but steps were already reported");
+  }
+  const Step planned = s.plan.params.steps;
+  Step i = 0;
+  while (true) {
+    const auto t0 = Clock::now();
+    s.stepper.forward(i, StepContext{.record = s.record_wanted(i), .recompute = false});
+    s.stats.forward_seconds += seconds_since(t0);
+    const bool last = planned > 0 ? i + 1 == planned : s.stepper.finished(i + 1);
+    s.forward_step_done(i, last);
+    ++i;
+    if (last) break;
+  }
+  s.end_forward(i);
+}
+
+RunStats Recording::reverse(std::span<const double> seed) {
+  Impl& s = *impl_;
+  s.begin_reverse();
+  s.stepper.begin_adjoint(seed);
+  for (Step k = s.steps - 1; k >= 0; --k) {
+    s.prepare_adjoint(k);
+    const auto t0 = Clock::now();
+    s.stepper.adjoint(k);
+    s.stats.adjoint_seconds += seconds_since(t0);
+    s.adjoint_done(k);
+  }
+  return s.finish();
+}
+
+void Recording::park() {
+  impl_->park();
+}
+void Recording::spill() {
+  impl_->spill();
+}
+bool Recording::record_wanted(Step i) const {
+  return impl_->record_wanted(i);
+}
+void Recording::forward_step_done(Step i, bool last) {
+  impl_->forward_step_done(i, last);
+}
+void Recording::end_forward(Step n) {
+  impl_->end_forward(n);
+}
+void Recording::begin_reverse() {
+  impl_->begin_reverse();
+}
+void Recording::prepare_adjoint(Step i) {
+  impl_->prepare_adjoint(i);
+}
+void Recording::adjoint_done(Step i) {
+  impl_->adjoint_done(i);
+}
+RunStats Recording::finish() {
+  return impl_->finish();
+}
+RunStats Recording::stats() const {
+  return impl_->current_stats();
+}
+
+}  // namespace rwd::engine

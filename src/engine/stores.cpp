@@ -1,0 +1,126 @@
+#include "rewind/engine/stores.hpp"
+
+#include <algorithm>
+
+#include "rewind/error.hpp"
+#include "rewind/storage/async_store.hpp"
+
+namespace rwd::engine {
+
+namespace {
+
+using schedule::kUnlimited;
+
+std::string count(std::int64_t n) {
+  return n == kUnlimited ? std::string("unlimited") : std::to_string(n);
+}
+
+}  // namespace
+
+Stores::Stores(StoresConfig config) : config_(std::move(config)) {
+  const auto& c = config_;
+  require(c.ram >= 0 || c.ram == kUnlimited,
+          "stores: the RAM capacity must be >= 0 checkpoints or unlimited, got " +
+              std::to_string(c.ram));
+  require(c.disk >= 0 || c.disk == kUnlimited,
+          "stores: the disk capacity must be >= 0 checkpoints or unlimited, got " +
+              std::to_string(c.disk));
+  require(c.ram_bytes >= 0, "stores: the RAM capacity in bytes must be >= 0 (0: none)");
+  ram_ = storage::make_store(c.ram_store, c.store);
+}
+
+Stores::~Stores() = default;
+
+storage::Store& Stores::disk() {
+  if (!disk_) {
+    if (config_.async_io) {
+      disk_ = storage::make_async_store(config_.disk_store, config_.store);
+    } else {
+      disk_ = storage::make_store(config_.disk_store, config_.store);
+    }
+  }
+  return *disk_;
+}
+
+void Stores::claim(std::int64_t run, const Claim& c) {
+  Claim others;
+  for (const auto& [id, held] : claims_) {
+    if (id == run) continue;
+    others.ram += held.ram;
+    others.ram_bytes += held.ram_bytes;
+    others.disk =
+        others.disk == kUnlimited || held.disk == kUnlimited ? kUnlimited : others.disk + held.disk;
+  }
+  const auto refuse = [&](const std::string& level, const std::string& capacity,
+                          const std::string& held, const std::string& wanted) {
+    throw Error(ErrorCode::InvalidArgument,
+                "stores: run " + std::to_string(run) + " needs " + wanted + " " + level +
+                    ", but the other runs hold " + held + " of the capacity of " + capacity +
+                    "; reverse, park or spill other runs first, or raise the capacity");
+  };
+  if (config_.ram != kUnlimited && others.ram + c.ram > config_.ram) {
+    refuse("RAM checkpoints", count(config_.ram), std::to_string(others.ram),
+           std::to_string(c.ram));
+  }
+  if (config_.ram_bytes > 0 && others.ram_bytes + c.ram_bytes > config_.ram_bytes) {
+    refuse("bytes of RAM", std::to_string(static_cast<long long>(config_.ram_bytes)),
+           std::to_string(static_cast<long long>(others.ram_bytes)),
+           std::to_string(static_cast<long long>(c.ram_bytes)));
+  }
+  if (config_.disk != kUnlimited &&
+      (c.disk == kUnlimited || others.disk == kUnlimited || others.disk + c.disk > config_.disk)) {
+    refuse("disk checkpoints", count(config_.disk), count(others.disk), count(c.disk));
+  }
+  claims_[run] = c;
+}
+
+void Stores::release(std::int64_t run) noexcept {
+  claims_.erase(run);
+}
+
+Claim Stores::claimed() const {
+  Claim sum;
+  for (const auto& [id, c] : claims_) {
+    sum.ram += c.ram;
+    sum.ram_bytes += c.ram_bytes;
+    sum.disk = sum.disk == kUnlimited || c.disk == kUnlimited ? kUnlimited : sum.disk + c.disk;
+  }
+  return sum;
+}
+
+void Stores::discard(const storage::Key& key) {
+  discarded_.push_back(key);
+}
+
+void Stores::collect() {
+  if (discarded_.empty() || !disk_) {
+    discarded_.clear();
+    return;
+  }
+  std::vector<storage::Key> keys;
+  keys.swap(discarded_);
+  std::sort(keys.begin(), keys.end());  // every rank erases in the same order
+  for (const auto& key : keys) {
+    if (disk_->contains(key)) disk_->erase(key);
+  }
+}
+
+void Stores::close() {
+  collect();
+  if (!disk_) return;
+  disk_->flush();
+  closed_overlap_ = io_overlap_seconds();
+  disk_.reset();  // not unwinding: the store closes collectively
+}
+
+double Stores::io_overlap_seconds() const {
+  const auto* async = dynamic_cast<const storage::AsyncStore*>(disk_.get());
+  return closed_overlap_ + (async ? std::max(0.0, async->async_stats().hidden_seconds()) : 0.0);
+}
+
+void Stores::abandon() noexcept {
+  if (ram_) ram_->abandon();
+  if (disk_) disk_->abandon();
+}
+
+}  // namespace rwd::engine

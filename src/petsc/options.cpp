@@ -1,0 +1,93 @@
+#include "options.hpp"
+
+#include <cstdlib>
+#include <tuple>
+
+#include "rewind/schedule/registry.hpp"
+
+namespace rwd::petsc {
+
+engine::SettingNames option_names() {
+  engine::SettingNames n;
+  n.schedule = "-ts_trajectory_rewind_schedule";
+  n.ram = "-ts_trajectory_max_cps_ram";
+  n.disk = "-ts_trajectory_max_cps_disk";
+  n.ram_bytes = "-ts_trajectory_rewind_ram_bytes";
+  n.no_pullback = "-ts_trajectory_solution_only";
+  n.steps = "-ts_max_steps/-ts_max_time";
+  n.pullback_data = "stages";
+  return n;
+}
+
+PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MPI_Comm comm) {
+  char schedule[256];
+  PetscBool flg = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "rewind trajectory options (adjoint checkpointing)");
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_max_cps_ram", "Checkpoints in RAM (default: store every step)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_ram, &o.max_cps_ram, NULL));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_max_cps_disk", "Checkpoints on disk in parallel HDF5 (-1: unlimited)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_disk, &o.max_cps_disk, NULL));
+  PetscCall(PetscStrncpy(schedule, o.schedule.c_str(), sizeof schedule));
+  const std::string names = schedule::ScheduleRegistry::instance().names();
+  const std::string help = "Checkpoint schedule: " + names;
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_schedule", help.c_str(),
+                               "TSTrajectoryRewindSetSchedule", schedule, schedule, sizeof schedule,
+                               &flg));
+  char write_cost[64], read_cost[64];
+  PetscBool write_set = PETSC_FALSE, read_set = PETSC_FALSE;
+  PetscCall(PetscSNPrintf(write_cost, sizeof write_cost, "%g", (double)o.write_cost));
+  PetscCall(PetscSNPrintf(read_cost, sizeof read_cost, "%g", (double)o.read_cost));
+  if (o.write_cost < 0) PetscCall(PetscStrncpy(write_cost, "auto", sizeof write_cost));
+  if (o.read_cost < 0) PetscCall(PetscStrncpy(read_cost, "auto", sizeof read_cost));
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_write_cost",
+      "Cost of one disk checkpoint write in forward steps, or auto (measured)",
+      "TSTrajectoryRewindSetCosts", write_cost, write_cost, sizeof write_cost, &write_set));
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_read_cost",
+      "Cost of one disk checkpoint read in forward steps, or auto (measured)",
+      "TSTrajectoryRewindSetCosts", read_cost, read_cost, sizeof read_cost, &read_set));
+  PetscCall(PetscOptionsBool("-ts_trajectory_rewind_async",
+                             "Write and read disk checkpoints on a background thread",
+                             "TSTrajectoryRewindSetAsync", o.async, &o.async, NULL));
+  PetscCall(PetscOptionsReal(
+      "-ts_trajectory_rewind_ram_bytes", "RAM budget for checkpoints in bytes (0: none)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.ram_bytes, &o.ram_bytes, NULL));
+  PetscOptionsHeadEnd();
+  if (flg) {
+    PetscCheck(schedule::ScheduleRegistry::instance().contains(schedule), comm,
+               PETSC_ERR_ARG_UNKNOWN_TYPE,
+               "-ts_trajectory_rewind_schedule %s is not a rewind schedule; choose one of: %s",
+               schedule, names.c_str());
+    o.schedule = schedule;
+  }
+  PetscCheck(o.max_cps_ram == -1 || o.max_cps_ram >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_max_cps_ram must be >= 1 (it counts the checkpoint of the initial "
+             "state), got %" PetscInt_FMT,
+             o.max_cps_ram);
+  PetscCheck(o.max_cps_disk >= -1, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_max_cps_disk must be >= 0, or -1 for unlimited, got %" PetscInt_FMT,
+             o.max_cps_disk);
+  for (auto [name, text, out, given] :
+       {std::tuple{"-ts_trajectory_rewind_write_cost", write_cost, &o.write_cost, write_set},
+        std::tuple{"-ts_trajectory_rewind_read_cost", read_cost, &o.read_cost, read_set}}) {
+    if (!given) continue;
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (std::string(text) == "auto") {
+      *out = -1.0;
+    } else {
+      PetscCheck(end != text && *end == '\0' && v >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "%s must be a number >= 0 (forward steps) or auto, got %s", name, text);
+      *out = v;
+    }
+  }
+  PetscCheck(o.ram_bytes >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_ram_bytes must be >= 0");
+  PetscFunctionReturn(0);
+}
+
+}  // namespace rwd::petsc

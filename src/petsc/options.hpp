@@ -1,0 +1,33 @@
+#pragma once
+// The rewind trajectory's options: PETSc's trajectory option names where the meaning is the
+// same, -ts_trajectory_rewind_* for what is new. Parsed and checked here; -help lists them.
+
+#include <petscts.h>
+
+#include <string>
+
+#include "rewind/engine/plan.hpp"
+
+namespace rwd::petsc {
+
+struct Options {
+  std::string schedule = "auto";
+  PetscInt max_cps_ram = -1;   ///< -1: not given (store everything)
+  PetscInt max_cps_disk = 0;   ///< -1: unlimited
+  PetscReal write_cost = 1.0;  ///< < 0: measure ("auto")
+  PetscReal read_cost = 1.0;   ///< < 0: measure ("auto")
+  PetscBool async = PETSC_TRUE;
+  PetscReal ram_bytes = 0;  ///< 0: not given
+
+  bool auto_costs() const { return write_cost < 0 || read_cost < 0; }
+  bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }
+};
+
+/// Reads the options block of TSSetFromOptions into `options`; errors name the option and the
+/// fix. Collective on `comm`.
+PetscErrorCode read_options(Options& options, PetscOptionItems* items, MPI_Comm comm);
+
+/// The recording settings under their PETSc option names, for the engine's messages.
+engine::SettingNames option_names();
+
+}  // namespace rwd::petsc

@@ -1,0 +1,100 @@
+// The one file that includes PETSc's private TS header: the TSTrajectory ops table and the TS
+// and TSAdapt fields a trajectory must restore live there.
+#include "private_access.hpp"
+
+#include <petsc/private/tsimpl.h>
+#include <petscversion.h>
+
+#if PETSC_VERSION_LT(3, 18, 0) || PETSC_VERSION_GE(3, 23, 0)
+#error "rewind's trajectory is written against the TSTrajectory ops table of PETSc 3.18-3.22"
+#endif
+
+namespace rwd::petsc::detail {
+
+Vec solution(TS ts) {
+  return ts->vec_sol;
+}
+Clock clock(TS ts) {
+  return {ts->steps, ts->ptime, ts->ptime_prev};
+}
+void set_clock(TS ts, const Clock& c) {
+  ts->steps = c.steps;
+  ts->ptime = c.time;
+  ts->ptime_prev = c.previous_time;
+}
+PetscReal proposed_step(TS ts) {
+  return ts->time_step;
+}
+TSConvergedReason reason(TS ts) {
+  return ts->reason;
+}
+void set_reason(TS ts, TSConvergedReason r) {
+  ts->reason = r;
+}
+void restart_history(TS ts, bool restart) {
+  ts->steprestart = restart ? PETSC_TRUE : PETSC_FALSE;
+}
+PetscInt rejections(TS ts) {
+  return ts->reject;
+}
+void set_rejections(TS ts, PetscInt n) {
+  ts->reject = n;
+}
+PetscInt max_steps(TS ts) {
+  return ts->max_steps;
+}
+PetscReal max_time(TS ts) {
+  return ts->max_time;
+}
+TSExactFinalTimeOption exact_final_time(TS ts) {
+  return ts->exact_final_time;
+}
+bool event_locating(TS ts) {
+  return ts->event != nullptr && ts->event->status != TSEVENT_NONE;
+}
+
+ChooseFn choose(TSAdapt adapt) {
+  return adapt->ops->choose;
+}
+void set_choose(TSAdapt adapt, ChooseFn fn) {
+  adapt->ops->choose = fn;
+}
+PetscBool always_accept(TSAdapt adapt) {
+  return adapt->always_accept;
+}
+
+void set_ops(TSTrajectory tj, const TrajectoryOps& ops) {
+  tj->ops->set = ops.set;
+  tj->ops->get = ops.get;
+  tj->ops->view = ops.view;
+  tj->ops->reset = ops.reset;
+  tj->ops->destroy = ops.destroy;
+  tj->ops->setfromoptions = ops.setfromoptions;
+  tj->ops->setup = ops.setup;
+}
+void* data(TSTrajectory tj) {
+  return tj->data;
+}
+void set_data(TSTrajectory tj, void* d) {
+  tj->data = d;
+}
+const char* dirname(TSTrajectory tj) {
+  return tj->dirname;
+}
+bool keep_files(TSTrajectory tj) {
+  return tj->keepfiles == PETSC_TRUE;
+}
+bool solution_only(TSTrajectory tj) {
+  return tj->solution_only == PETSC_TRUE;
+}
+bool adjoint_mode(TSTrajectory tj) {
+  return tj->adjoint_solve_mode == PETSC_TRUE;
+}
+void set_counts(TSTrajectory tj, PetscInt recomputations, PetscInt disk_reads,
+                PetscInt disk_writes) {
+  tj->recomps = recomputations;
+  tj->diskreads = disk_reads;
+  tj->diskwrites = disk_writes;
+}
+
+}  // namespace rwd::petsc::detail

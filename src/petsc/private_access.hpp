@@ -1,0 +1,66 @@
+#pragma once
+// The fields of PETSc's TS, TSAdapt and TSTrajectory objects that a trajectory must read or
+// restore and that PETSc's public API does not reach. Implemented in private_access.cpp, the
+// only file that includes petsc/private/tsimpl.h (whose layout changes between releases).
+
+#include <petscts.h>
+
+namespace rwd::petsc::detail {
+
+// ---- TS -------------------------------------------------------------------------------------
+/// The solution vector (ts->vec_sol).
+Vec solution(TS ts);
+/// Step number, time and previous time as TS keeps them.
+struct Clock {
+  PetscInt steps = 0;
+  PetscReal time = 0;
+  PetscReal previous_time = 0;
+};
+Clock clock(TS ts);
+void set_clock(TS ts, const Clock& clock);
+/// ts->time_step: after a step, the size the next step will try.
+PetscReal proposed_step(TS ts);
+TSConvergedReason reason(TS ts);
+void set_reason(TS ts, TSConvergedReason reason);
+/// Tells the next TSStep that its history is stale (first-same-as-last methods must not reuse a
+/// stage of the previous step).
+void restart_history(TS ts, bool restart);
+PetscInt rejections(TS ts);
+void set_rejections(TS ts, PetscInt rejections);
+PetscInt max_steps(TS ts);
+PetscReal max_time(TS ts);
+TSExactFinalTimeOption exact_final_time(TS ts);
+/// An event handler is locating an event (TSAdaptChoose then skips the adapter).
+bool event_locating(TS ts);
+
+// ---- TSAdapt --------------------------------------------------------------------------------
+using ChooseFn = PetscErrorCode (*)(TSAdapt, TS, PetscReal, PetscInt*, PetscReal*, PetscBool*,
+                                    PetscReal*, PetscReal*, PetscReal*);
+ChooseFn choose(TSAdapt adapt);
+void set_choose(TSAdapt adapt, ChooseFn fn);
+PetscBool always_accept(TSAdapt adapt);
+
+// ---- TSTrajectory ---------------------------------------------------------------------------
+struct TrajectoryOps {
+  PetscErrorCode (*set)(TSTrajectory, TS, PetscInt, PetscReal, Vec);
+  PetscErrorCode (*get)(TSTrajectory, TS, PetscInt, PetscReal*);
+  PetscErrorCode (*view)(TSTrajectory, PetscViewer);
+  PetscErrorCode (*reset)(TSTrajectory);
+  PetscErrorCode (*destroy)(TSTrajectory);
+  PetscErrorCode (*setfromoptions)(TSTrajectory, PetscOptionItems*);
+  PetscErrorCode (*setup)(TSTrajectory, TS);
+};
+void set_ops(TSTrajectory tj, const TrajectoryOps& ops);
+void* data(TSTrajectory tj);
+void set_data(TSTrajectory tj, void* data);
+/// -ts_trajectory_dirname, or null.
+const char* dirname(TSTrajectory tj);
+bool keep_files(TSTrajectory tj);
+bool solution_only(TSTrajectory tj);
+/// The trajectory serves TSAdjointSolve (not TSGetSolutionAtTime and the like).
+bool adjoint_mode(TSTrajectory tj);
+/// The counts PETSc's own view prints.
+void set_counts(TSTrajectory tj, PetscInt recomputations, PetscInt disk_reads,
+                PetscInt disk_writes);
+
+}  // namespace rwd::petsc::detail

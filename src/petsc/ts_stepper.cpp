@@ -1,0 +1,184 @@
+#include "ts_stepper.hpp"
+
+#include <span>
+
+#include "adapt_replay.hpp"
+#include "check.hpp"
+#include "log_events.hpp"
+#include "private_access.hpp"
+
+namespace rwd::petsc {
+
+using engine::Field;
+using engine::Step;
+
+TsStepper::TsStepper(TS ts, StepLog& log, bool fsal) : ts_(ts), log_(log), fsal_(fsal) {}
+
+Field TsStepper::field(const std::string& name, Vec v) {
+  PetscScalar* a = nullptr;
+  PetscInt n = 0, lo = 0, hi = 0, N = 0;
+  REWIND_PETSC(VecGetLocalSize(v, &n));
+  REWIND_PETSC(VecGetOwnershipRange(v, &lo, &hi));
+  REWIND_PETSC(VecGetSize(v, &N));
+  REWIND_PETSC(VecGetArray(v, &a));
+  PetscScalar* keep = a;
+  REWIND_PETSC(VecRestoreArray(v, &a));  // standard vectors keep their array; see loaded()
+  return {*names_.insert(name).first,
+          std::span<double>(reinterpret_cast<double*>(keep), static_cast<std::size_t>(n)), lo, N};
+}
+
+// For a first-same-as-last RK method the restart data also holds the previous step's last
+// stage value, from which a restored run rebuilds the reused stage derivative (forward()).
+std::vector<Field> TsStepper::state() {
+  std::vector<Field> out{field("X", detail::solution(ts_))};
+  if (fsal_) {
+    PetscInt ns = 0;
+    Vec* Y = nullptr;
+    REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+    out.push_back(field("Y_last", Y[ns - 1]));
+  }
+  return out;
+}
+
+std::vector<Field> TsStepper::pullback() {
+  PetscInt ns = 0;
+  Vec* Y = nullptr;
+  REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+  const Vec x = detail::solution(ts_);
+  std::vector<Field> out;
+  bool has_solution = false;
+  for (PetscInt j = 0; j < ns; ++j) {
+    has_solution = has_solution || Y[j] == x;
+    out.push_back(field("Y" + std::to_string(j), Y[j]));
+  }
+  if (!has_solution) out.push_back(field("X", x));
+  return out;
+}
+
+namespace {
+// The engine wrote into v's array behind PETSc's back: restoring the array is the public way to
+// mark the vector changed (it increases the object state, so cached norms are dropped).
+void mark_changed(Vec v) {
+  PetscScalar* a = nullptr;
+  REWIND_PETSC(VecGetArray(v, &a));
+  REWIND_PETSC(VecRestoreArray(v, &a));
+}
+}  // namespace
+
+void TsStepper::loaded(engine::Kind kind) {
+  mark_changed(detail::solution(ts_));
+  if (kind == engine::Kind::Pullback) {
+    PetscInt ns = 0;
+    Vec* Y = nullptr;
+    REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+    for (PetscInt j = 0; j < ns; ++j) mark_changed(Y[j]);
+  } else {
+    detail::restart_history(ts_, true);  // first-same-as-last methods must not reuse a stage
+    restored_ = true;
+  }
+}
+
+void TsStepper::on_io(engine::IoEvent event) {
+  const LogEvents& e = log_events();
+  switch (event) {
+    case engine::IoEvent::WriteBegin:
+      REWIND_PETSC(PetscLogEventBegin(e.store, 0, 0, 0, 0));
+      break;
+    case engine::IoEvent::WriteEnd:
+      REWIND_PETSC(PetscLogEventEnd(e.store, 0, 0, 0, 0));
+      break;
+    case engine::IoEvent::ReadBegin:
+      REWIND_PETSC(PetscLogEventBegin(e.load, 0, 0, 0, 0));
+      break;
+    case engine::IoEvent::ReadEnd:
+      REWIND_PETSC(PetscLogEventEnd(e.load, 0, 0, 0, 0));
+      break;
+  }
+}
+
+void TsStepper::adjoint(Step) {
+  throw Error(ErrorCode::Internal, "rewind: PETSc runs the adjoint steps itself");
+}
+
+// In the forward run step i reused f(t_i, Y_last) of step i-1 as its first stage derivative. A
+// zero-length step from Y_last at t_i evaluates exactly that (every stage of it is Y_last),
+// leaving it where the next step takes it from; then x_i is put back.
+void TsStepper::rebuild_reused_stage(Step i) {
+  const auto k = static_cast<std::size_t>(i);
+  PetscInt ns = 0;
+  Vec* Y = nullptr;
+  REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+  const Vec sol = detail::solution(ts_);
+  Vec x = nullptr;
+  REWIND_PETSC(VecDuplicate(sol, &x));
+  REWIND_PETSC(VecCopy(sol, x));
+  REWIND_PETSC(VecCopy(Y[ns - 1], sol));
+  REWIND_PETSC(TSSetTimeStep(ts_, 0.0));
+  detail::restart_history(ts_, true);
+  {
+    ReplayAttempts accept_it(ts_, {}, 0);
+    REWIND_PETSC(TSStep(ts_));
+  }
+  REWIND_PETSC(VecCopy(x, sol));
+  REWIND_PETSC(VecDestroy(&x));
+  detail::set_clock(ts_, {static_cast<PetscInt>(i), log_.times[k], log_.times[k - 1]});
+  detail::restart_history(ts_, false);
+}
+
+void TsStepper::forward(Step i, const engine::StepContext&) {
+  // Recompute step i from x_i (already in the solution vector) as the forward run took it: the
+  // attempts the adapter rejected, then the accepted one with the exact size it used.
+  const TSConvergedReason reason = detail::reason(ts_);
+  TSAdapt adapt = nullptr;
+  REWIND_PETSC(TSGetAdapt(ts_, &adapt));
+  // On every exit, an error included: the adapter accepts as the user set it, the rejection
+  // count is the forward run's (it counted these attempts already), the log event is closed.
+  struct Restore {
+    TS ts;
+    TSAdapt adapt;
+    PetscBool always_accept;
+    PetscInt reject;
+    ~Restore() {
+      TSAdaptSetAlwaysAccept(adapt, always_accept);
+      detail::set_rejections(ts, reject);
+      PetscLogEventEnd(log_events().recompute, 0, 0, 0, 0);
+    }
+  };
+  REWIND_PETSC(PetscLogEventBegin(log_events().recompute, 0, 0, 0, 0));
+  const Restore restore{ts_, adapt, detail::always_accept(adapt), detail::rejections(ts_)};
+  const auto k = static_cast<std::size_t>(i);
+  // The rejected attempts can be replayed only through the wrapped adapter; otherwise the
+  // accepted size alone.
+  std::vector<PetscReal> attempts;
+  if (auto r = log_.rejected.find(k); can_replay(ts_) && r != log_.rejected.end()) {
+    attempts = r->second;
+  }
+  log_.replayed_rejections += static_cast<PetscInt>(attempts.size());
+  attempts.push_back(log_.dts[k]);
+  detail::set_clock(
+      ts_, {static_cast<PetscInt>(i), log_.times[k], k > 0 ? log_.times[k - 1] : log_.times[0]});
+  detail::set_reason(ts_, TS_CONVERGED_ITERATING);
+  REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));  // if the adapter is not wrapped
+  if (fsal_ && restored_ && i > 0) rebuild_reused_stage(i);
+  restored_ = false;
+  REWIND_PETSC(TSSetTimeStep(ts_, attempts.front()));
+  {
+    ReplayAttempts replay(ts_, std::move(attempts), log_.proposed[k + 1]);
+    REWIND_PETSC(TSStep(ts_));
+  }
+  if (detail::reason(ts_) < 0) {
+    throw Error(ErrorCode::Internal, "rewind: recomputing step " + std::to_string(i) + " failed (" +
+                                         TSConvergedReasons[detail::reason(ts_)] + ")");
+  }
+  const PetscReal t = detail::clock(ts_).time;
+  if (t != log_.times[k + 1]) {
+    throw Error(ErrorCode::Internal, "rewind: recomputed step " + std::to_string(i) +
+                                         " ended at t = " + std::to_string(t) +
+                                         ", the forward run at " +
+                                         std::to_string(log_.times[k + 1]));
+  }
+  REWIND_PETSC(TSPostStep(ts_));
+  detail::set_reason(ts_, reason);
+}
+
+}  // namespace rwd::petsc

@@ -1,0 +1,82 @@
+#include <cstdio>
+#include <string>
+
+#include "private_access.hpp"
+#include "run_config.hpp"
+#include "trajectory_state.hpp"
+
+namespace rwd::petsc {
+
+namespace {
+std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+}  // namespace
+
+PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
+  PetscBool ascii = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(0);
+  Trajectory& t = trajectory(tj);
+  PetscCallCXX(t.finish());
+  const RunReport& r = t.carry.report;
+  if (!r.planned) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  rewind: no run planned yet\n"));
+    PetscFunctionReturn(0);
+  }
+  const auto& p = r.plan.params;
+  const std::string disk = p.disk == schedule::kUnlimited ? "unlimited" : std::to_string(p.disk);
+  const std::string ram = p.ram >= kUnlimitedRam ? "unlimited" : std::to_string(p.ram);
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n",
+      r.plan.schedule.c_str(), ram.c_str(), disk.c_str(),
+      p.steps == 0 ? " (online: step count not known in advance)" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "    disk costs in forward steps: write %g, read %g (%s)\n",
+                                   (double)p.write_cost, (double)p.read_cost, r.cost_note.c_str()));
+  if (r.plan.stores_pullback) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
+  }
+  if (!r.finished) {
+    if (t.run && t.run->adjoint_steps_done() > 0) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    adjoint in progress: %lld of %lld steps done\n",
+                                       (long long)t.run->adjoint_steps_done(),
+                                       (long long)t.run->last_set()));
+    } else {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    no completed adjoint run yet\n"));
+    }
+    PetscFunctionReturn(0);
+  }
+  const auto& s = r.stats;
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
+      (long long)s.steps, (long long)s.forward_steps, (long long)s.recomputed(),
+      (long long)s.adjoint_steps));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    RAM checkpoints: %lld written, %lld read, peak %lld (budget %s), peak %s\n",
+      (long long)s.ram.writes, (long long)s.ram.reads, (long long)s.ram.peak, ram.c_str(),
+      mib((double)s.ram.peak_bytes).c_str()));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    disk checkpoints: %lld written, %lld read, peak %lld (budget %s), peak %s\n",
+      (long long)s.disk.writes, (long long)s.disk.reads, (long long)s.disk.peak, disk.c_str(),
+      mib((double)s.disk.peak_bytes).c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "    bytes written: RAM %s, disk %s (this rank)\n",
+                                   mib((double)s.ram.bytes_written).c_str(),
+                                   mib((double)s.disk.bytes_written).c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "    disk I/O: %s\n", r.io_mode.c_str()));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
+      s.recompute_seconds, s.io_seconds, s.io_overlap_seconds));
+  if (r.replayed_rejections > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    recomputations repeated %lld attempts the adapter had rejected\n",
+        (long long)r.replayed_rejections));
+  }
+  PetscFunctionReturn(0);
+}
+
+}  // namespace rwd::petsc

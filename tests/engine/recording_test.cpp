@@ -1,0 +1,303 @@
+// Recording tests under MPI (1, 2, 4 ranks): recordings parked while the stepper runs other work
+// and reversed later, several recordings sharing one set of stores (one budget, one file),
+// spilling a parked recording to disk, what a stepper is told, and the recording's life-cycle
+// errors. Every gradient is compared bit for bit with a run of the same task on its own.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+
+#include "engine_test_util.hpp"
+#include "rewind/engine/recording.hpp"
+#include "rewind/error.hpp"
+
+namespace rwd::testing {
+namespace {
+
+using engine::Phase;
+using engine::Recording;
+using engine::Stores;
+using engine::StoresConfig;
+
+StoresConfig stores_config(const std::string& sub, bool async = true) {
+  StoresConfig c;
+  c.store.comm = MPI_COMM_WORLD;
+  c.store.directory = scratch_dir(sub);
+  c.store.label = "recording-test";
+  c.async_io = async;
+  return c;
+}
+
+// The gradient of one task run on its own: the initial state and parameter perturbed by h.
+std::vector<double> alone(TestStepper& s, double h, const EngineConfig& c) {
+  s.reset(h);
+  Engine engine(s, c);
+  engine.run();
+  return s.gradient();
+}
+
+struct Stepper3 {
+  const char* name;
+  std::function<std::unique_ptr<TestStepper>(const Ring&)> make;
+};
+
+const Stepper3 kSteppers[] = {
+    {"lorenz96_rk4", [](const Ring& r) { return std::make_unique<Lorenz96Rk4>(r, 0.01); }},
+    {"diffusion_decay", [](const Ring& r) { return std::make_unique<DiffusionDecay>(r, 0.05); }},
+    {"lorenz96_leapfrog",
+     [](const Ring& r) { return std::make_unique<Lorenz96Leapfrog>(r, 0.005); }},
+};
+
+struct ParkCase {
+  Stepper3 stepper;
+  std::int64_t ram, disk;
+};
+
+void PrintTo(const ParkCase& c, std::ostream* os) {
+  *os << c.stepper.name << " ram=" << c.ram << " disk=" << c.disk;
+}
+
+class Parking : public ::testing::TestWithParam<ParkCase> {};
+
+// Two tasks on one stepper: A is recorded and parked, B (other initial state and, for the
+// diffusion stepper, another parameter field no restart set holds) is recorded and parked on
+// the same buffers, then A and B are reversed. Each gradient is the one of its task alone.
+TEST_P(Parking, ParkedRecordingIsReversedAfterAnotherTaskRanOnTheSameStepper) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = GetParam().stepper.make(ring);
+  EngineConfig c = config("auto", GetParam().ram, GetParam().disk);
+  c.store.directory = scratch_dir("parking");
+  const std::vector<double> ga = alone(*stepper, 0.0, c);
+  const std::vector<double> gb = alone(*stepper, 0.01, c);
+  ASSERT_FALSE(bitwise_equal(ga, gb));
+
+  auto stores = std::make_shared<Stores>(stores_config("parking"));
+  stepper->reset(0.0);
+  Recording a(*stepper, stores, c);
+  a.record();
+  EXPECT_EQ(a.phase(), Phase::Recorded);
+  a.park();
+  EXPECT_EQ(a.phase(), Phase::Parked);
+  stepper->reset(0.01);
+  Recording b(*stepper, stores, c);
+  EXPECT_NE(a.id(), b.id());
+  b.record();
+  b.park();
+  EXPECT_GE(stores->ram().stats().live, 2) << "both parked recordings hold their final states";
+
+  const engine::RunStats sa = a.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), ga)));
+  EXPECT_EQ(sa.parks, 1);
+  EXPECT_EQ(a.phase(), Phase::Done);
+  b.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), gb)));
+  EXPECT_EQ(stores->ram().stats().live, 0);
+  stores->close();
+}
+
+// The same, with A's RAM checkpoints moved to the disk store while it is parked.
+TEST_P(Parking, SpilledRecordingIsReversedFromDisk) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = GetParam().stepper.make(ring);
+  EngineConfig c = config("auto", GetParam().ram, GetParam().disk == 0 ? 4 : GetParam().disk);
+  c.store.directory = scratch_dir("spill");
+  const std::vector<double> ga = alone(*stepper, 0.0, c);
+  const std::vector<double> gb = alone(*stepper, 0.01, c);
+
+  auto stores = std::make_shared<Stores>(stores_config("spill"));
+  stepper->reset(0.0);
+  Recording a(*stepper, stores, c);
+  a.record();
+  a.park();
+  const std::int64_t ram_before = stores->ram().stats().live;
+  a.spill();
+  EXPECT_EQ(stores->ram().stats().live, 0);
+  EXPECT_EQ(stores->claimed().ram, 0);
+  EXPECT_GT(stores->disk().stats().live, 0);
+  EXPECT_GE(ram_before, 1);
+  stepper->reset(0.01);
+  Recording b(*stepper, stores, c);
+  b.record();
+  b.park();
+  a.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), ga)));
+  b.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), gb)));
+  stores->close();
+}
+
+std::vector<ParkCase> park_cases() {
+  std::vector<ParkCase> out;
+  for (const auto& s : kSteppers) {
+    out.push_back({s, 3, 0});
+    out.push_back({s, 2, 5});
+    out.push_back({s, 1, kUnlimited});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Steppers, Parking, ::testing::ValuesIn(park_cases()), [](const auto& p) {
+  return std::string(p.param.stepper.name) + "_ram" + std::to_string(p.param.ram) + "_disk" +
+         (p.param.disk < 0 ? std::string("inf") : std::to_string(p.param.disk));
+});
+
+// Three runs on three steppers share one RAM store, one HDF5 file and one RAM capacity of 10
+// checkpoints: a third run that would exceed it is refused on every rank until another run
+// gives RAM back.
+TEST(SharedStores, SeveralRecordingsShareOneBudgetAndOneFile) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  const std::string dir = scratch_dir("shared");
+  const EngineConfig c = [&] {
+    EngineConfig e = config("auto", 4, 6);
+    e.store.directory = dir;
+    return e;
+  }();
+  std::vector<std::unique_ptr<TestStepper>> steppers;
+  std::vector<std::vector<double>> reference;
+  for (int k = 0; k < 3; ++k) {
+    steppers.push_back(std::make_unique<Lorenz96Rk4>(ring, 0.01));
+    reference.push_back(alone(*steppers.back(), 0.01 * k, c));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  ASSERT_EQ(rewind_files(dir), 0);
+
+  StoresConfig sc = stores_config("shared");
+  sc.ram = 10;
+  auto stores = std::make_shared<Stores>(sc);
+  std::vector<std::unique_ptr<Recording>> runs;
+  for (int k = 0; k < 2; ++k) {
+    steppers[k]->reset(0.01 * k);
+    runs.push_back(std::make_unique<Recording>(*steppers[k], stores, c));
+    runs.back()->record();
+  }
+  EXPECT_EQ(stores->claimed().ram, 8);
+  steppers[2]->reset(0.02);
+  std::string refused;
+  try {
+    Recording third(*steppers[2], stores, c);
+  } catch (const Error& e) {
+    refused = e.what();
+  }
+  EXPECT_TRUE(all_ranks(refused.find("needs 4 RAM checkpoints, but the other runs hold 8 of "
+                                     "the capacity of 10") != std::string::npos))
+      << refused;
+  runs[0]->park();
+  runs[0]->spill();  // its RAM is given back; it keeps running from the shared file
+  EXPECT_EQ(stores->claimed().ram, 4);
+  steppers[2]->reset(0.02);
+  runs.push_back(std::make_unique<Recording>(*steppers[2], stores, c));
+  runs.back()->record();
+  EXPECT_LE(stores->claimed().ram, 10);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(rewind_files(dir), 1) << "the runs share one checkpoint file";
+
+  for (int k = 2; k >= 0; --k) {
+    runs[k]->reverse();
+    EXPECT_TRUE(all_ranks(bitwise_equal(steppers[k]->gradient(), reference[k]))) << "run " << k;
+  }
+  EXPECT_EQ(stores->claimed().ram, 0);
+  EXPECT_EQ(stores->ram().stats().live, 0);
+  EXPECT_EQ(stores->disk().stats().live, 0);
+  stores->close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(rewind_files(dir), 0);
+}
+
+// A recording destroyed before its reverse frees its RAM checkpoints at once and its disk ones
+// at the stores' next collective call: the destructor itself never waits for other ranks.
+TEST(SharedStores, DestroyedRecordingFreesItsCheckpoints) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  auto stores = std::make_shared<Stores>(stores_config("destroyed"));
+  EngineConfig c = config("twolevel", 2, 6);
+  {
+    l96.reset(0.0);
+    Recording r(l96, stores, c);
+    r.record();
+    r.park();
+    EXPECT_GT(stores->ram().stats().live, 0);
+    EXPECT_GT(stores->disk().stats().live, 0);
+  }
+  EXPECT_EQ(stores->ram().stats().live, 0);
+  EXPECT_EQ(stores->claimed().ram, 0);
+  EXPECT_GT(stores->disk().stats().live, 0);
+  stores->collect();
+  EXPECT_EQ(stores->disk().stats().live, 0);
+  stores->close();
+}
+
+// What the stepper is told: which forward steps are first-sweep steps and which are
+// recomputations, and the seed the caller passed.
+class Watcher final : public TestStepper {
+ public:
+  explicit Watcher(TestStepper& inner) : inner_(inner) {}
+  std::vector<Field> state() override { return inner_.state(); }
+  std::vector<Field> pullback() override { return inner_.pullback(); }
+  StepAccess access(Step i) override { return inner_.access(i); }
+  void forward(Step i, const StepContext& c) override {
+    (c.recompute ? recomputed : first_sweep) += 1;
+    if (!c.recompute) {
+      EXPECT_EQ(i, first_sweep - 1) << "first-sweep steps come in order";
+    }
+    inner_.forward(i, c);
+  }
+  void adjoint(Step i) override { inner_.adjoint(i); }
+  void begin_adjoint(std::span<const double> s) override {
+    seed.assign(s.begin(), s.end());
+    inner_.begin_adjoint(s);
+  }
+  void reset(double h) override { inner_.reset(h); }
+  double objective() override { return inner_.objective(); }
+  double directional_derivative() override { return inner_.directional_derivative(); }
+  std::vector<double> gradient() override { return inner_.gradient(); }
+  Step first_sweep = 0, recomputed = 0;
+  std::vector<double> seed;
+
+ private:
+  TestStepper& inner_;
+};
+
+TEST(Recording, StepperIsToldRecomputationsAndGetsTheSeed) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  Watcher w(l96);
+  auto stores = std::make_shared<Stores>(stores_config("watch"));
+  w.reset(0.0);
+  Recording r(w, stores, config("revolve", 3, 0));
+  r.record();
+  const std::vector<double> seed = {1.5, -2.0, 0.25};
+  const engine::RunStats stats = r.reverse(seed);
+  EXPECT_EQ(w.first_sweep, kSteps);
+  EXPECT_EQ(w.recomputed, stats.recomputed());
+  EXPECT_GT(w.recomputed, 0);
+  EXPECT_EQ(w.seed, seed);
+}
+
+TEST(Recording, LifeCycleErrorsSayWhatIsWrong) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  auto stores = std::make_shared<Stores>(stores_config("life"));
+  const auto error_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  l96.reset(0.0);
+  Recording r(l96, stores, config("revolve", 3, 0));
+  EXPECT_NE(error_of([&] { r.reverse(); }).find("needs a finished first sweep"), std::string::npos);
+  EXPECT_NE(error_of([&] { r.park(); }).find("park() needs phase 'recorded'"), std::string::npos);
+  EXPECT_NE(error_of([&] { r.spill(); }).find("spill() needs phase 'parked'"), std::string::npos);
+  r.record();
+  EXPECT_NE(error_of([&] { r.record(); }).find("record() needs phase 'recording'"),
+            std::string::npos);
+  r.reverse();
+  EXPECT_NE(error_of([&] { r.reverse(); }).find("the recording is 'done'"), std::string::npos);
+  EXPECT_EQ(stores->claimed().ram, 0);
+}
+
+}  // namespace
+}  // namespace rwd::testing
