@@ -15,11 +15,22 @@ if(NOT REWIND_HDF5_IS_PARALLEL)
                       "${HDF5_INCLUDE_DIRS}; on Debian install libhdf5-openmpi-dev "
                       "(scripts/install-deps.sh does)")
 endif()
+# HDF5 for rewind::storage (privately) and the apps. It is installed (as rewind::hdf5, in
+# rewindTargets) because a static rewind::storage exports $<LINK_ONLY:rewind::hdf5>: a consumer
+# then links the HDF5 libraries rewind was built with, by path, without finding HDF5 itself
+# (FindHDF5 needs the C language enabled in the consumer's project). The include directories
+# are for rewind's own build only.
 if(NOT TARGET rewind_hdf5)
   add_library(rewind_hdf5 INTERFACE)
-  target_include_directories(rewind_hdf5 SYSTEM INTERFACE ${HDF5_INCLUDE_DIRS})
-  target_link_libraries(rewind_hdf5 INTERFACE ${HDF5_C_LIBRARIES} MPI::MPI_C)
-  target_compile_definitions(rewind_hdf5 INTERFACE ${HDF5_DEFINITIONS})
+  set_target_properties(rewind_hdf5 PROPERTIES EXPORT_NAME hdf5)
+  foreach(dir IN LISTS HDF5_INCLUDE_DIRS)
+    target_include_directories(rewind_hdf5 SYSTEM INTERFACE $<BUILD_INTERFACE:${dir}>)
+  endforeach()
+  foreach(definition IN LISTS HDF5_DEFINITIONS)
+    target_compile_definitions(rewind_hdf5 INTERFACE $<BUILD_INTERFACE:${definition}>)
+  endforeach()
+  target_link_libraries(rewind_hdf5 INTERFACE ${HDF5_C_LIBRARIES})
+  install(TARGETS rewind_hdf5 EXPORT rewindTargets)
 endif()
 
 find_package(PkgConfig REQUIRED)

@@ -1,29 +1,157 @@
-# Installs the build tree into a scratch prefix and builds a separate project against it with
-# find_package(rewind).
-file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
-                RESULT_VARIABLE rc OUTPUT_QUIET)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "cmake --install failed")
+# Installs rewind into a scratch prefix and builds separate projects against it with
+# find_package(rewind):
+#   cmake -DWORK_DIR=<dir> -DCONSUMERS=<tests/install> -DKIND=shared|static
+#         (-DBUILD_DIR=<rewind build tree to install> |
+#          -DSOURCE_DIR=<rewind source> [-DGENERATOR=..] [-DCXX=..] [-DC=..] [-DWERROR=ON|OFF])
+#         [-DFULL_COMPONENTS=<c,...>] [-DJOBS=<n>] -P check.cmake
+# With SOURCE_DIR it first configures and builds rewind's libraries alone (no tests, benchmarks or
+# apps) in <WORK_DIR>/rewind-build, kept between runs so that a rerun only rebuilds what changed.
+# Then:
+#  (a) a rewind::schedule consumer is configured where pkg-config cannot find PETSc, built and
+#      run; asking for rewind::petsc there must fail with a message naming PETSc;
+#  (b) the full consumer (rewind::engine with a disk checkpoint, rewind::petsc) is configured
+#      asking for FULL_COMPONENTS (empty: everything), built and run.
+# KIND says which libraries the install must hold, and the consumers must (not) load shared
+# rewind libraries accordingly.
+cmake_minimum_required(VERSION 3.22)
+
+foreach(var WORK_DIR CONSUMERS KIND)
+  if(NOT ${var})
+    message(FATAL_ERROR "check.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT JOBS)
+  set(JOBS 2)
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "configuring the consumer project failed")
+string(TIMESTAMP t_start "%s")
+set(timings "")
+
+# step(<name> <command...>): runs a command, fails with its output if it fails, times it.
+function(step name)
+  string(TIMESTAMP t0 "%s")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(TIMESTAMP t1 "%s")
+  math(EXPR dt "${t1} - ${t0}")
+  set(step_output "${out}${err}" PARENT_SCOPE)
+  if(NOT rc EQUAL 0)
+    message("${out}${err}")
+    message(FATAL_ERROR "${name} failed (exit ${rc})")
+  endif()
+  set(timings "${timings}  ${name}: ${dt} s\n" PARENT_SCOPE)
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${prefix} ${WORK_DIR}/schedule_consumer ${WORK_DIR}/full_consumer
+     ${WORK_DIR}/run ${WORK_DIR}/no-pkg-config)
+file(MAKE_DIRECTORY ${WORK_DIR}/run ${WORK_DIR}/no-pkg-config)
+
+set(compilers "")
+if(CXX)
+  list(APPEND compilers -DCMAKE_CXX_COMPILER=${CXX})
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "building the consumer project failed")
+if(SOURCE_DIR)
+  set(BUILD_DIR ${WORK_DIR}/rewind-build)
+  if(KIND STREQUAL "static")
+    set(shared OFF)
+  else()
+    set(shared ON)
+  endif()
+  set(generator "")
+  if(GENERATOR)
+    set(generator -G ${GENERATOR})
+  endif()
+  if(C)
+    list(APPEND compilers -DCMAKE_C_COMPILER=${C})
+  endif()
+  if(NOT WERROR)
+    set(WERROR OFF)
+  endif()
+  step("configure rewind (${KIND}, libraries only)" ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${BUILD_DIR}
+       ${generator} ${compilers} -DBUILD_SHARED_LIBS=${shared} -DREWIND_BUILD_TESTS=OFF
+       -DREWIND_BUILD_BENCHMARKS=OFF -DREWIND_BUILD_APPS=OFF -DREWIND_WERROR=${WERROR})
+  step("build rewind (${KIND})" ${CMAKE_COMMAND} --build ${BUILD_DIR} -j ${JOBS})
+  list(REMOVE_ITEM compilers -DCMAKE_C_COMPILER=${C})
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
-message("${out}")
-if(NOT rc EQUAL 0 OR NOT out MATCHES "revolve n=10 s=2 fwd_total=30")
-  message(FATAL_ERROR "the consumer did not run correctly (exit ${rc})")
+if(NOT BUILD_DIR)
+  message(FATAL_ERROR "check.cmake: -DBUILD_DIR=... or -DSOURCE_DIR=... is required")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/consumer_petsc RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                ERROR_VARIABLE err)
+step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+
+# The install holds the kind of libraries asked for, one per layer.
+file(GLOB libs RELATIVE ${prefix} ${prefix}/lib*/librewind*)
+foreach(lib rewind_core rewind_schedule rewind_storage rewind_tape rewind_engine rewind)
+  if(KIND STREQUAL "static")
+    set(want "lib${lib}\\.a")
+  else()
+    set(want "lib${lib}\\.so")
+  endif()
+  if(NOT libs MATCHES "/${want}(;|$)")
+    message(FATAL_ERROR "the ${KIND} install has no lib${lib} (${want}): ${libs}")
+  endif()
+endforeach()
+if(KIND STREQUAL "static" AND libs MATCHES "\\.so")
+  message(FATAL_ERROR "the static install holds shared libraries: ${libs}")
+endif()
+
+# (a) rewind::schedule where PETSc cannot be found. First make sure it really cannot.
+find_program(PKG_CONFIG_EXECUTABLE NAMES pkg-config pkgconf REQUIRED)
+set(no_petsc ${CMAKE_COMMAND} -E env PKG_CONFIG_LIBDIR=${WORK_DIR}/no-pkg-config
+             --unset=PKG_CONFIG_PATH)
+execute_process(COMMAND ${no_petsc} ${PKG_CONFIG_EXECUTABLE} --exists PETSc RESULT_VARIABLE rc)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "pkg-config still finds PETSc with PKG_CONFIG_LIBDIR set to an empty dir")
+endif()
+step("configure the schedule consumer without PETSc" ${no_petsc} ${CMAKE_COMMAND}
+     -S ${CONSUMERS}/schedule_consumer -B ${WORK_DIR}/schedule_consumer ${compilers}
+     -DCMAKE_PREFIX_PATH=${prefix} -DREWIND_EXPECT_NO_PETSC=ON)
+foreach(expected "as expected, rewind::petsc is not available here"
+                 "as expected, an unknown component is refused")
+  string(FIND "${step_output}" "${expected}" at)
+  if(at EQUAL -1)
+    message("${step_output}")
+    message(FATAL_ERROR "the schedule consumer's configure did not say '${expected}'")
+  endif()
+endforeach()
+step("build the schedule consumer" ${no_petsc} ${CMAKE_COMMAND}
+     --build ${WORK_DIR}/schedule_consumer -j ${JOBS})
+step("run the schedule consumer" ${WORK_DIR}/schedule_consumer/consumer)
+message("${step_output}")
+if(NOT step_output MATCHES "revolve n=10 s=2 fwd_total=30"
+   OR NOT step_output MATCHES "core: invalid argument: ")
+  message(FATAL_ERROR "the schedule consumer printed the wrong result")
+endif()
+
+# (b) the whole stack.
+step("configure the full consumer" ${CMAKE_COMMAND} -S ${CONSUMERS}/full_consumer
+     -B ${WORK_DIR}/full_consumer ${compilers} -DCMAKE_PREFIX_PATH=${prefix}
+     "-DREWIND_COMPONENTS=${FULL_COMPONENTS}")
+step("build the full consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/full_consumer -j ${JOBS})
+foreach(exe consumer_engine consumer_petsc)
+  execute_process(COMMAND ldd ${WORK_DIR}/full_consumer/${exe} OUTPUT_VARIABLE deps)
+  if(KIND STREQUAL "static" AND deps MATCHES "librewind")
+    message(FATAL_ERROR "${exe} built against the static install loads a rewind library:\n${deps}")
+  endif()
+  if(KIND STREQUAL "shared" AND NOT deps MATCHES "librewind[^\n]*=> ${prefix}/")
+    message(FATAL_ERROR "${exe} does not load rewind from ${prefix}:\n${deps}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_COMMAND} -E chdir ${WORK_DIR}/run
+                        ${WORK_DIR}/full_consumer/consumer_engine
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
-if(NOT rc EQUAL 0 OR NOT out MATCHES "rewind trajectory registered")
-  message(FATAL_ERROR "the PETSc consumer did not run correctly (exit ${rc})")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "engine n=10 adjoint=0.0009765625 disk_writes=[1-9]")
+  message(FATAL_ERROR "the engine consumer did not run correctly (exit ${rc})")
 endif()
+file(GLOB left ${WORK_DIR}/run/*)
+if(left)
+  message(FATAL_ERROR "the engine consumer left files behind: ${left}")
+endif()
+step("run the PETSc consumer" ${WORK_DIR}/full_consumer/consumer_petsc)
+message("${step_output}")
+if(NOT step_output MATCHES "rewind trajectory registered")
+  message(FATAL_ERROR "the PETSc consumer did not run correctly")
+endif()
+
+string(TIMESTAMP t_end "%s")
+math(EXPR total "${t_end} - ${t_start}")
+message("install test (${KIND}) passed in ${total} s:\n${timings}")

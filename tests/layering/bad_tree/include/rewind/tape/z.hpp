@@ -1,0 +1,5 @@
+// Breaks the rules: the tape layer includes HDF5.
+#pragma once
+#include <H5public.h>
+
+#include "rewind/schedule/action.hpp"
