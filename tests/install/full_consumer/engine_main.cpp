@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <vector>
 
 #include "rewind/engine/engine.hpp"
@@ -16,11 +17,11 @@ class Halving final : public rwd::engine::Stepper {
  public:
   std::vector<rwd::engine::Field> state() override { return {{"x", {&x_, 1}, 0, 1}}; }
   std::vector<rwd::engine::Field> pullback() override { return {{"x_in", {&x_in_, 1}, 0, 1}}; }
-  void forward(rwd::engine::Step, bool record) override {
-    if (record) x_in_ = x_;
+  void forward(rwd::engine::Step, const rwd::engine::StepContext& context) override {
+    if (context.record) x_in_ = x_;
     x_ *= 0.5;
   }
-  void begin_adjoint() override { lambda_ = 1.0; }
+  void begin_adjoint(std::span<const double>) override { lambda_ = 1.0; }
   void adjoint(rwd::engine::Step) override { lambda_ *= 0.5; }
   double lambda() const { return lambda_; }
 
