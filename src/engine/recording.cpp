@@ -135,6 +135,14 @@ tape::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
 
 }  // namespace
 
+Claim claim_of(const Plan& plan) {
+  Claim c;
+  c.ram = plan.params.ram;
+  c.ram_bytes = plan.ram_bytes_bound;
+  c.disk = plan.params.disk;
+  return c;
+}
+
 Plan plan_for(Stepper& stepper, MPI_Comm comm, const RecordingConfig& config) {
   tape::RestartSets sets = restart_sets(stepper, config);
   return plan_recording(config, agreed_sizes(stepper, sets, comm, config));
@@ -142,10 +150,15 @@ Plan plan_for(Stepper& stepper, MPI_Comm comm, const RecordingConfig& config) {
 
 struct Recording::Impl {
   Impl(Stepper& s, std::shared_ptr<Stores> st, const RecordingConfig& c)
-      : stepper(s), stores(std::move(st)), config(c), sets(restart_sets(s, c)) {
+      : stepper_ptr(&s),
+        stores(std::move(st)),
+        config(c),
+        sets(
+            variables_of(s), [this](Step i) { return stepper().access(i); },
+            tape::Horizon{c.params.steps, c.max_steps, 64}) {
     require(stores != nullptr, "recording: the stores are null");
     stores->collect();
-    sizes = agreed_sizes(stepper, sets, stores->comm(), config);
+    sizes = agreed_sizes(stepper(), sets, stores->comm(), config);
     plan = plan_recording(config, sizes);
     sched = schedule::make_schedule(plan.schedule, plan.params);
     steps = plan.params.steps;
@@ -167,13 +180,7 @@ struct Recording::Impl {
   }
 
   // ---- budget ------------------------------------------------------------------------
-  Claim full_claim() const {
-    Claim c;
-    c.ram = plan.params.ram;
-    c.ram_bytes = plan.ram_bytes_bound;
-    c.disk = plan.params.disk;
-    return c;
-  }
+  Claim full_claim() const { return claim_of(plan); }
 
   // What the recording holds now, in the sizes every rank agreed on.
   Claim held_claim() const {
@@ -208,11 +215,11 @@ struct Recording::Impl {
   void put(const Key& k, Level level, Level where, const std::vector<Field>& fields,
            std::vector<std::size_t> variables = {}) {
     const auto v = views(fields);
-    stepper.on_io(IoEvent::WriteBegin);
+    stepper().on_io(IoEvent::WriteBegin);
     const auto t0 = Clock::now();
     store(where).put(k, {v, {}});
     stats.io_seconds += seconds_since(t0);
-    stepper.on_io(IoEvent::WriteEnd);
+    stepper().on_io(IoEvent::WriteEnd);
     record.stored(k, level, {where, bytes_of(fields), std::move(variables)});
   }
 
@@ -221,14 +228,14 @@ struct Recording::Impl {
   void get(const Key& k, Level level, const std::vector<Field>& fields, bool into_stepper = true) {
     const auto* entry = record.find(k, level);
     if (!entry) broken("reads " + storage::to_string(k) + " from " + schedule::to_string(level));
-    stepper.on_io(IoEvent::ReadBegin);
+    stepper().on_io(IoEvent::ReadBegin);
     const auto t0 = Clock::now();
     store(entry->store).get(k, {fields, {}});
     stats.io_seconds += seconds_since(t0);
-    stepper.on_io(IoEvent::ReadEnd);
+    stepper().on_io(IoEvent::ReadEnd);
     record.read(*entry);
     prefetched.erase(k);
-    if (into_stepper) stepper.loaded(k.kind);
+    if (into_stepper) stepper().loaded(k.kind);
   }
 
   void erase(const Key& k, Level level) {
@@ -257,11 +264,11 @@ struct Recording::Impl {
   }
 
   // The restart data of x_b as a checkpoint written now holds it.
-  std::vector<Field> restart_fields(Step b) { return select(stepper.state(), sets.at(b)); }
+  std::vector<Field> restart_fields(Step b) { return select(stepper().state(), sets.at(b)); }
 
   void put_restart(Step b, Level level) {
     const auto& variables = sets.at(b);
-    put(key(b, Kind::Restart), level, level, select(stepper.state(), variables), variables);
+    put(key(b, Kind::Restart), level, level, select(stepper().state(), variables), variables);
   }
 
   [[noreturn]] void broken(const std::string& what) const {
@@ -329,7 +336,7 @@ struct Recording::Impl {
     if (f.level == Level::Work) {
       record.set_work_pullback(i);
     } else {
-      put(key(i, Kind::Pullback), f.level, f.level, stepper.pullback());
+      put(key(i, Kind::Pullback), f.level, f.level, stepper().pullback());
     }
   }
 
@@ -348,7 +355,7 @@ struct Recording::Impl {
              " where it is not held");
     }
     const std::vector<std::size_t> variables = entry->variables;
-    const std::vector<Field> fields = select(stepper.state(), variables);
+    const std::vector<Field> fields = select(stepper().state(), variables);
     if (to == Level::Work) {
       if (phase == Phase::Recording) {
         throw Error(ErrorCode::InvalidArgument,
@@ -469,12 +476,12 @@ struct Recording::Impl {
   void park() {
     require_phase(Phase::Recorded, "park()");
     if (position != steps) broken("parks with the working state not at x_n");
-    const std::vector<Field> state = stepper.state();
+    const std::vector<Field> state = stepper().state();
     std::vector<std::size_t> all(state.size());
     for (std::size_t v = 0; v < all.size(); ++v) all[v] = v;
     put(key(steps, Kind::Final), Level::Work, Level::Ram, state, all);
     if (record.work_pullback() == steps - 1) {
-      put(key(steps - 1, Kind::Pullback), Level::Work, Level::Ram, stepper.pullback());
+      put(key(steps - 1, Kind::Pullback), Level::Work, Level::Ram, stepper().pullback());
     }
     position.reset();
     phase = Phase::Parked;
@@ -487,25 +494,26 @@ struct Recording::Impl {
     const Key final_key = key(steps, Kind::Final);
     const auto* entry = record.find(final_key, Level::Work);
     if (!entry) broken("a parked recording lost its final state");
-    get(final_key, Level::Work, select(stepper.state(), entry->variables));
+    get(final_key, Level::Work, select(stepper().state(), entry->variables));
     erase(final_key, Level::Work);
     const Key work = key(steps - 1, Kind::Pullback);
     if (record.find(work, Level::Work)) {
-      get(work, Level::Work, stepper.pullback());
+      get(work, Level::Work, stepper().pullback());
       erase(work, Level::Work);
     }
     position = steps;
   }
 
   void spill() {
-    require_phase(Phase::Parked, "spill()");
+    if (phase != Phase::Recorded && phase != Phase::Parked) require_phase(Phase::Parked, "spill()");
     store(Level::Disk);  // a clear error without disk slots
     for (const auto& [k, level] : record.held()) {
       const auto* entry = record.find(k, level);
       if (entry->store != Level::Ram) continue;
       std::vector<Field> copy;
-      const std::vector<Field> like =
-          k.kind == Kind::Pullback ? stepper.pullback() : select(stepper.state(), entry->variables);
+      const std::vector<Field> like = k.kind == Kind::Pullback
+                                          ? stepper().pullback()
+                                          : select(stepper().state(), entry->variables);
       scratch.resize(like.size());
       for (std::size_t j = 0; j < like.size(); ++j) {
         scratch[j].assign(like[j].data.size(), 0.0);
@@ -543,7 +551,7 @@ struct Recording::Impl {
     for (Step i = f.n0; i < f.n1; ++i) {
       const bool want = f.write_pullback && (f.level != Level::Work || i == f.n1 - 1);
       const auto t0 = Clock::now();
-      stepper.forward(i, StepContext{.record = want, .recompute = true});
+      stepper().forward(i, StepContext{.record = want, .recompute = true});
       stats.recompute_seconds += seconds_since(t0);
       ++stats.forward_steps;
       position = i + 1;
@@ -576,7 +584,7 @@ struct Recording::Impl {
       const Key k = key(i, Kind::Pullback);
       const auto level = record.cheapest(k);
       if (!level) broken("reverses step " + std::to_string(i) + " without its pullback data");
-      get(k, *level, stepper.pullback());
+      get(k, *level, stepper().pullback());
     }
   }
 
@@ -632,7 +640,9 @@ struct Recording::Impl {
   static constexpr std::size_t kLookahead = 16;  // actions
   static constexpr Step kPrefetchSteps = 16;     // adjoint steps
 
-  Stepper& stepper;
+  Stepper& stepper() { return *stepper_ptr; }
+
+  Stepper* stepper_ptr;  // the stepper the recording drives (attach() changes it while parked)
   std::shared_ptr<Stores> stores;
   RecordingConfig config;
   tape::RestartSets sets;
@@ -688,9 +698,9 @@ void Recording::record() {
   Step i = 0;
   while (true) {
     const auto t0 = Clock::now();
-    s.stepper.forward(i, StepContext{.record = s.record_wanted(i), .recompute = false});
+    s.stepper().forward(i, StepContext{.record = s.record_wanted(i), .recompute = false});
     s.stats.forward_seconds += seconds_since(t0);
-    const bool last = planned > 0 ? i + 1 == planned : s.stepper.finished(i + 1);
+    const bool last = planned > 0 ? i + 1 == planned : s.stepper().finished(i + 1);
     s.forward_step_done(i, last);
     ++i;
     if (last) break;
@@ -701,11 +711,11 @@ void Recording::record() {
 RunStats Recording::reverse(std::span<const double> seed) {
   Impl& s = *impl_;
   s.begin_reverse();
-  s.stepper.begin_adjoint(seed);
+  s.stepper().begin_adjoint(seed);
   for (Step k = s.steps - 1; k >= 0; --k) {
     s.prepare_adjoint(k);
     const auto t0 = Clock::now();
-    s.stepper.adjoint(k);
+    s.stepper().adjoint(k);
     s.stats.adjoint_seconds += seconds_since(t0);
     s.adjoint_done(k);
   }
@@ -717,6 +727,14 @@ void Recording::park() {
 }
 void Recording::spill() {
   impl_->spill();
+}
+void Recording::attach(Stepper& stepper) {
+  impl_->require_phase(Phase::Parked, "attach()");
+  impl_->stepper_ptr = &stepper;
+}
+Claim Recording::claim() const {
+  return impl_->phase == Phase::Parked || impl_->phase == Phase::Recorded ? impl_->held_claim()
+                                                                          : impl_->full_claim();
 }
 bool Recording::record_wanted(Step i) const {
   return impl_->record_wanted(i);

@@ -42,33 +42,56 @@ storage::Store& Stores::disk() {
   return *disk_;
 }
 
-void Stores::claim(std::int64_t run, const Claim& c) {
+namespace {
+
+// The claims of every run but `run`.
+Claim others_of(const std::map<std::int64_t, Claim>& claims, std::int64_t run) {
   Claim others;
-  for (const auto& [id, held] : claims_) {
+  for (const auto& [id, held] : claims) {
     if (id == run) continue;
     others.ram += held.ram;
     others.ram_bytes += held.ram_bytes;
     others.disk =
         others.disk == kUnlimited || held.disk == kUnlimited ? kUnlimited : others.disk + held.disk;
   }
-  const auto refuse = [&](const std::string& level, const std::string& capacity,
+  return others;
+}
+
+}  // namespace
+
+// The first level at which `c` does not fit next to `others`, or an empty string.
+std::string Stores::overflow(const Claim& others, const Claim& c) const {
+  if (config_.ram != kUnlimited && others.ram + c.ram > config_.ram) return "ram";
+  if (config_.ram_bytes > 0 && others.ram_bytes + c.ram_bytes > config_.ram_bytes) return "bytes";
+  if (config_.disk != kUnlimited &&
+      (c.disk == kUnlimited || others.disk == kUnlimited || others.disk + c.disk > config_.disk)) {
+    return "disk";
+  }
+  return {};
+}
+
+bool Stores::fits(std::int64_t run, const Claim& c) const {
+  return overflow(others_of(claims_, run), c).empty();
+}
+
+void Stores::claim(std::int64_t run, const Claim& c) {
+  const Claim others = others_of(claims_, run);
+  const std::string level = overflow(others, c);
+  const auto refuse = [&](const std::string& what, const std::string& capacity,
                           const std::string& held, const std::string& wanted) {
     throw Error(ErrorCode::InvalidArgument,
-                "stores: run " + std::to_string(run) + " needs " + wanted + " " + level +
+                "stores: run " + std::to_string(run) + " needs " + wanted + " " + what +
                     ", but the other runs hold " + held + " of the capacity of " + capacity +
                     "; reverse, park or spill other runs first, or raise the capacity");
   };
-  if (config_.ram != kUnlimited && others.ram + c.ram > config_.ram) {
+  if (level == "ram") {
     refuse("RAM checkpoints", count(config_.ram), std::to_string(others.ram),
            std::to_string(c.ram));
-  }
-  if (config_.ram_bytes > 0 && others.ram_bytes + c.ram_bytes > config_.ram_bytes) {
+  } else if (level == "bytes") {
     refuse("bytes of RAM", std::to_string(static_cast<long long>(config_.ram_bytes)),
            std::to_string(static_cast<long long>(others.ram_bytes)),
            std::to_string(static_cast<long long>(c.ram_bytes)));
-  }
-  if (config_.disk != kUnlimited &&
-      (c.disk == kUnlimited || others.disk == kUnlimited || others.disk + c.disk > config_.disk)) {
+  } else if (level == "disk") {
     refuse("disk checkpoints", count(config_.disk), count(others.disk), count(c.disk));
   }
   claims_[run] = c;

@@ -127,6 +127,28 @@ TEST_P(Parking, SpilledRecordingIsReversedFromDisk) {
   stores->close();
 }
 
+// A parked recording is reversed by a new stepper object for the same task (the first one is
+// gone): everything the reverse needs was in the stores.
+TEST_P(Parking, ParkedRecordingIsReversedByANewStepperObject) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = GetParam().stepper.make(ring);
+  EngineConfig c = config("auto", GetParam().ram, GetParam().disk);
+  c.store.directory = scratch_dir("attach");
+  const std::vector<double> ga = alone(*stepper, 0.0, c);
+  auto stores = std::make_shared<Stores>(stores_config("attach"));
+  stepper->reset(0.0);
+  Recording a(*stepper, stores, c);
+  a.record();
+  a.park();
+  stepper.reset();
+  auto other = GetParam().stepper.make(ring);
+  other->reset(0.37);  // different buffers, different contents
+  a.attach(*other);
+  a.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(other->gradient(), ga)));
+  stores->close();
+}
+
 std::vector<ParkCase> park_cases() {
   std::vector<ParkCase> out;
   for (const auto& s : kSteppers) {
@@ -291,6 +313,8 @@ TEST(Recording, LifeCycleErrorsSayWhatIsWrong) {
   EXPECT_NE(error_of([&] { r.reverse(); }).find("needs a finished first sweep"), std::string::npos);
   EXPECT_NE(error_of([&] { r.park(); }).find("park() needs phase 'recorded'"), std::string::npos);
   EXPECT_NE(error_of([&] { r.spill(); }).find("spill() needs phase 'parked'"), std::string::npos);
+  EXPECT_NE(error_of([&] { r.attach(l96); }).find("attach() needs phase 'parked'"),
+            std::string::npos);
   r.record();
   EXPECT_NE(error_of([&] { r.record(); }).find("record() needs phase 'recording'"),
             std::string::npos);

@@ -29,6 +29,9 @@ enum class Phase {
 /// "recording", "recorded", "parked", "reversing", "done".
 const char* to_string(Phase phase) noexcept;
 
+/// What a recording with `plan` claims from its stores while it runs.
+Claim claim_of(const Plan& plan);
+
 /// The plan a Recording of `stepper` with `config` would follow, without recording anything.
 /// Collective on `comm` (the checkpoint sizes are agreed over the ranks). Throws like the
 /// Recording constructor.
@@ -72,9 +75,15 @@ class Recording {
   /// may run other work before this recording is reversed. Shrinks the claim on the stores to
   /// what the recording holds. Collective.
   void park();
-  /// Moves every RAM checkpoint of a parked recording to the disk store (the recording keeps
-  /// running from there when reversed). Collective.
+  /// Moves every RAM checkpoint of a recorded or parked recording to the disk store (the
+  /// recording keeps running from there when reversed) and gives its RAM claim back.
+  /// Collective. Throws Error(InvalidArgument) if the plan has no disk slots.
   void spill();
+  /// A parked recording is reversed with `stepper` instead of the one it was made with (a new
+  /// object for the same task, with fields of the same names and sizes). Rank-local.
+  void attach(Stepper& stepper);
+  /// What the recording claims from its stores now.
+  Claim claim() const;
 
   // ---- pull: the host owns the time loop -------------------------------------------------
   /// Whether the host should record step i's pullback data while taking it in the first sweep

@@ -68,6 +68,8 @@ class Stores {
   /// naming the level when the claims of every run would exceed the capacity; the earlier
   /// claim then stands. Rank-local, but decided on values every rank shares.
   void claim(std::int64_t run, const Claim& claim);
+  /// Whether claim() would grant `claim` to run `run` now. Rank-local.
+  bool fits(std::int64_t run, const Claim& claim) const;
   /// Gives back run `run`'s claim.
   void release(std::int64_t run) noexcept;
   /// The sum of every run's claim.
@@ -91,6 +93,8 @@ class Stores {
   double io_overlap_seconds() const;
 
  private:
+  std::string overflow(const Claim& others, const Claim& claim) const;
+
   StoresConfig config_;
   std::unique_ptr<storage::Store> ram_;
   std::unique_ptr<storage::Store> disk_;
