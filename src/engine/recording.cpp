@@ -203,17 +203,21 @@ struct Recording::Impl {
   // ---- stores ------------------------------------------------------------------------
   Key key(Step step, Kind kind) const { return Key{step, kind, run}; }
 
+  // The store holding data that lives at `where` (RAM or DISK).
   storage::Store& store(Level where) {
     if (where == Level::Ram) return stores->ram();
-    if (where == Level::Disk && plan.params.disk != 0) return stores->disk();
-    throw Error(ErrorCode::InvalidArgument,
-                "schedule '" + plan.schedule + "' stores at level " + schedule::to_string(where) +
-                    (where == Level::Disk ? " but the budget has no disk slots; give disk slots"
-                                          : ", which is not a store"));
+    if (where == Level::Disk) return stores->disk();
+    throw Error(ErrorCode::Internal,
+                "recording: no store at level " + std::string(schedule::to_string(where)));
   }
 
   void put(const Key& k, Level level, Level where, const std::vector<Field>& fields,
            std::vector<std::size_t> variables = {}) {
+    if (level == Level::Disk && plan.params.disk == 0) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "schedule '" + plan.schedule +
+                      "' stores at level disk but the budget has no disk slots; give disk slots");
+    }
     const auto v = views(fields);
     stepper().on_io(IoEvent::WriteBegin);
     const auto t0 = Clock::now();
@@ -506,7 +510,6 @@ struct Recording::Impl {
 
   void spill() {
     if (phase != Phase::Recorded && phase != Phase::Parked) require_phase(Phase::Parked, "spill()");
-    store(Level::Disk);  // a clear error without disk slots
     for (const auto& [k, level] : record.held()) {
       const auto* entry = record.find(k, level);
       if (entry->store != Level::Ram) continue;

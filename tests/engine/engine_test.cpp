@@ -451,32 +451,23 @@ class ForwardingStepper : public TestStepper {
   TestStepper& inner_;
 };
 
-// A stepper that overwrites the middle of the checkpoint file when the reverse sweep starts.
-class CorruptingStepper final : public ForwardingStepper {
- public:
-  CorruptingStepper(TestStepper& inner, std::string dir)
-      : ForwardingStepper(inner), dir_(std::move(dir)) {}
-  void begin_adjoint(std::span<const double> seed) override {
-    inner_.begin_adjoint(seed);
-    MPI_Barrier(MPI_COMM_WORLD);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) {
-      for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
-        const auto size = std::filesystem::file_size(entry.path());
-        std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
-        f.seekp(static_cast<std::streamoff>(size * 2 / 3));
-        const std::string junk(4096, '\x5a');
-        f.write(junk.data(),
-                static_cast<std::streamsize>(std::min<std::uintmax_t>(junk.size(), size / 4)));
-      }
+// Overwrites the middle of every file in `dir` (rank 0), between barriers.
+void corrupt_files(const std::string& dir) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      const auto size = std::filesystem::file_size(entry.path());
+      std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(size * 2 / 3));
+      const std::string junk(4096, '\x5a');
+      f.write(junk.data(),
+              static_cast<std::streamsize>(std::min<std::uintmax_t>(junk.size(), size / 4)));
     }
-    MPI_Barrier(MPI_COMM_WORLD);
   }
-
- private:
-  std::string dir_;
-};
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 // loaded() tells a stepper its buffers changed (PETSc then restarts multistep/FSAL history), so
 // it must come only with real restores: never in the first sweep, even when the schedule moves
@@ -515,12 +506,34 @@ TEST(Engine, LoadedIsReportedOnlyForRealRestores) {
   }
 }
 
+// The first sweep's checkpoints are flushed (so no write still in flight repairs the damage),
+// the file is damaged, and the reverse sweep must fail on every rank instead of using it.
 TEST_P(EngineFailures, CorruptedCheckpointIsAnErrorOnEveryRankNotAWrongGradient) {
   const Ring ring(MPI_COMM_WORLD, 4000);
   Lorenz96Rk4 l96(ring, 0.01);
   const EngineConfig c = disk_config(scratch_dir() + "/corrupt", GetParam());
-  CorruptingStepper corrupting(l96, c.store.directory);
-  expect_failed_run(corrupting, c, "checksum");
+  engine::StoresConfig sc;
+  sc.store = c.store;
+  sc.async_io = c.async_io;
+  auto stores = std::make_shared<engine::Stores>(sc);
+  std::string what;
+  {
+    l96.reset(0.0);
+    engine::Recording recording(l96, stores, c);
+    recording.record();
+    stores->disk().flush();
+    corrupt_files(c.store.directory);
+    try {
+      recording.reverse();
+    } catch (const Error& e) {
+      what = e.what();
+      stores->abandon();
+    }
+  }
+  stores.reset();
+  EXPECT_TRUE(all_ranks(what.find("checksum") != std::string::npos)) << what;
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(rewind_files(c.store.directory), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(AsyncIo, EngineFailures, ::testing::Bool(),

@@ -100,7 +100,7 @@ TEST_P(Parking, ParkedRecordingIsReversedAfterAnotherTaskRanOnTheSameStepper) {
 TEST_P(Parking, SpilledRecordingIsReversedFromDisk) {
   const Ring ring(MPI_COMM_WORLD, 40);
   auto stepper = GetParam().stepper.make(ring);
-  EngineConfig c = config("auto", GetParam().ram, GetParam().disk == 0 ? 4 : GetParam().disk);
+  EngineConfig c = config("auto", GetParam().ram, GetParam().disk);  // spills need no disk slots
   c.store.directory = scratch_dir("spill");
   const std::vector<double> ga = alone(*stepper, 0.0, c);
   const std::vector<double> gb = alone(*stepper, 0.01, c);

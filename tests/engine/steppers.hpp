@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <span>
 #include <string>
@@ -258,7 +259,9 @@ class Lorenz96Rk4 final : public TestStepper {
 };
 
 /// x' = x + dt (nu (x_{j-1} - 2 x_j + x_{j+1}) - p_j x_j): linear in x; p is a parameter field
-/// set before step 0 and read by every step.
+/// set before step 0 and read by every step. By default J = 1/2 |x_n - 0.1|^2; with receivers
+/// (the ensemble tests) the output is x_n at a few cells and begin_adjoint() takes its
+/// cotangent as the seed.
 class DiffusionDecay final : public TestStepper {
  public:
   DiffusionDecay(const Ring& ring, double dt) : ring_(ring), dt_(dt) {
@@ -275,14 +278,42 @@ class DiffusionDecay final : public TestStepper {
   std::vector<Field> pullback() override { return {ring_.field("x_in", x_in_)}; }
   StepAccess access(Step) override { return {{0, 1}, {0}}; }  // reads x and p, writes x
 
-  void reset(double h) override {
+  void reset(double h) override { reset(h, h); }
+
+  /// x_0 perturbed by h_state, the parameter field by h_param.
+  void reset(double h_state, double h_param) {
     for (int j = 0; j < ring_.local(); ++j) {
       const int g = ring_.offset() + j;
-      x_[j] = std::sin(6.283185307179586 * g / ring_.global()) + h * direction(g);
-      p_[j] = 0.5 + 0.25 * std::cos(0.4 * g) + h * 0.3 * direction(g + 17);
+      x_[j] = initial_(g) + h_state * direction(g);
+      p_[j] = 0.5 + 0.25 * std::cos(0.4 * g) + h_param * 0.3 * direction(g + 17);
     }
     std::fill(lambda_.begin(), lambda_.end(), 0.0);
     std::fill(gp_.begin(), gp_.end(), 0.0);
+  }
+
+  /// x_0 as a function of the global index (default: one period of a sine).
+  void set_initial(std::function<double(int)> f) { initial_ = std::move(f); }
+  /// The cells whose values at x_n are the output (readings()) and whose cotangents the seed of
+  /// begin_adjoint() holds.
+  void set_receivers(std::vector<int> cells) { receivers_ = std::move(cells); }
+  /// x_n at the receivers, on every rank.
+  std::vector<double> readings() const {
+    std::vector<double> mine(receivers_.size(), 0.0), all(receivers_.size(), 0.0);
+    for (std::size_t r = 0; r < receivers_.size(); ++r) {
+      const int j = receivers_[r] - ring_.offset();
+      if (j >= 0 && j < ring_.local()) mine[r] = x_[static_cast<std::size_t>(j)];
+    }
+    MPI_Allreduce(mine.data(), all.data(), static_cast<int>(all.size()), MPI_DOUBLE, MPI_SUM,
+                  ring_.comm());
+    return all;
+  }
+  /// This rank's block of dJ/dp after an adjoint run.
+  const std::vector<double>& parameter_gradient() const { return gp_; }
+  /// This rank's block of the direction the parameter is perturbed in by reset().
+  std::vector<double> parameter_direction() const {
+    std::vector<double> d(static_cast<std::size_t>(ring_.local()));
+    for (int j = 0; j < ring_.local(); ++j) d[j] = 0.3 * direction(ring_.offset() + j + 17);
+    return d;
   }
 
   void forward(Step, const StepContext& context) override {
@@ -295,9 +326,17 @@ class DiffusionDecay final : public TestStepper {
     }
   }
 
-  void begin_adjoint(std::span<const double>) override {
-    for (int j = 0; j < ring_.local(); ++j) lambda_[j] = x_[j] - 0.1;  // J = 1/2 |x_n - 0.1|^2
+  void begin_adjoint(std::span<const double> seed) override {
     std::fill(gp_.begin(), gp_.end(), 0.0);
+    if (seed.empty()) {
+      for (int j = 0; j < ring_.local(); ++j) lambda_[j] = x_[j] - 0.1;  // J = 1/2 |x_n - 0.1|^2
+      return;
+    }
+    std::fill(lambda_.begin(), lambda_.end(), 0.0);
+    for (std::size_t r = 0; r < receivers_.size() && r < seed.size(); ++r) {
+      const int j = receivers_[r] - ring_.offset();
+      if (j >= 0 && j < ring_.local()) lambda_[static_cast<std::size_t>(j)] += seed[r];
+    }
   }
 
   void adjoint(Step) override {
@@ -339,6 +378,10 @@ class DiffusionDecay final : public TestStepper {
   const Ring& ring_;
   double dt_, nu_ = 0.2;
   std::vector<double> x_, p_, lambda_, gp_, x_in_, ext_;
+  std::function<double(int)> initial_ = [this](int g) {
+    return std::sin(6.283185307179586 * g / ring_.global());
+  };
+  std::vector<int> receivers_;
 };
 
 /// Leapfrog on Lorenz-96: u_{i+1} = u_{i-1} + 2 dt f(u_i), started by one forward Euler step.

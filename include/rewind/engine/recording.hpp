@@ -77,7 +77,7 @@ class Recording {
   void park();
   /// Moves every RAM checkpoint of a recorded or parked recording to the disk store (the
   /// recording keeps running from there when reversed) and gives its RAM claim back.
-  /// Collective. Throws Error(InvalidArgument) if the plan has no disk slots.
+  /// Collective: the stores open their disk file if they have not yet.
   void spill();
   /// A parked recording is reversed with `stepper` instead of the one it was made with (a new
   /// object for the same task, with fields of the same names and sizes). Rank-local.
