@@ -309,11 +309,14 @@ MixedPlan plan_mixed(Step steps, std::int64_t slots) {
 namespace detail {
 
 void register_mixed(ScheduleRegistry& registry) {
-  registry.add({"mixed",
-                "a RAM slot holds a restart state or one step's pullback data (stages), whichever "
-                "saves more (Maddison's dynamic programme)",
-                false, false,
-                [](const ScheduleParams& p) { return std::make_unique<MixedSchedule>(p); }});
+  registry.add(
+      {.name = "mixed",
+       .summary = "a RAM slot holds a restart state or one step's pullback data "
+                  "(stages), whichever saves more (Maddison's dynamic programme)",
+       .online = false,
+       .uses_disk = false,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<MixedSchedule>(p); },
+       .restart_only = false});
 }
 
 }  // namespace detail
