@@ -166,20 +166,7 @@ class MixedTable {
             2, low_end >= static_cast<double>(Ls) ? 2 : Ls - static_cast<Step>(low_end));
         const Step hi = Ls - 1;
         if (lo <= hi) {
-          Step i = std::clamp<Step>(pm, lo, hi);
-          double fi = f(i);
-          while (i > lo) {
-            const double g = f(i - 1);
-            if (!(g < fi)) break;
-            --i;
-            fi = g;
-          }
-          while (i < hi) {
-            const double g = f(i + 1);
-            if (!(g < fi)) break;
-            ++i;
-            fi = g;
-          }
+          const auto [i, fi] = descend(f, pm, lo, hi);
           pm = i;
           if (fi < best) {
             best = fi;
