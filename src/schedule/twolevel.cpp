@@ -1,5 +1,5 @@
 // twolevel: optimal RAM + disk checkpointing (H-Revolve for two levels). The schedule streams the
-// actions of an immutable plan (twolevel_plan.hpp): x_0 in a RAM slot and Revolve, or
+// actions of a shared, immutable plan (twolevel_plan.hpp): x_0 in a RAM slot and Revolve, or
 // x_0 on disk and the plan's disk segments, each expanded by SegmentStream.
 #include "rewind/schedule/twolevel.hpp"
 
@@ -52,14 +52,15 @@ class TwoLevelSchedule final : public Schedule {
 
 TwoLevelPlan plan_twolevel(const ScheduleParams& params, TwoLevelMethod method,
                            std::int64_t table_entries) {
-  return detail::plan_two_level(detail::two_level_request(params, method, table_entries)).summary();
+  return detail::shared_two_level_plan(detail::two_level_request(params, method, table_entries))
+      ->summary();
 }
 
 std::unique_ptr<Schedule> make_twolevel(const ScheduleParams& params, TwoLevelMethod method,
                                         std::int64_t table_entries) {
   return std::make_unique<TwoLevelSchedule>(
-      params, std::make_shared<const detail::TwoLevelDiskPlan>(detail::plan_two_level(
-                  detail::two_level_request(params, method, table_entries))));
+      params,
+      detail::shared_two_level_plan(detail::two_level_request(params, method, table_entries)));
 }
 
 namespace detail {

@@ -1,5 +1,6 @@
 #pragma once
-// Private: the two-level plan as an immutable value, used by twolevel and online.
+// Private: the two-level plan as an immutable value, shared by twolevel and online, and the
+// process-wide cache that lets identical requests share one plan (twolevel_cache.cpp).
 
 #include <cstdint>
 #include <memory>
@@ -87,5 +88,21 @@ TwoLevelDiskPlan plan_two_level(const TwoLevelRequest& request);
 /// as `online` reverses the intervals between the checkpoints it kept.
 TwoLevelDiskPlan plan_two_level_segments(const TwoLevelRequest& request,
                                          std::span<const DiskSegment> roots);
+
+/// The plan of `request`, shared with every caller of an equal request while it stays in the
+/// process-wide cache (the 16 most recently used plans, at most 64 MiB of them). Thread-safe: a
+/// request being planned is planned once, and other callers wait for it. A request that throws
+/// is not kept.
+std::shared_ptr<const TwoLevelDiskPlan> shared_two_level_plan(const TwoLevelRequest& request);
+
+/// What the cache holds and has done since the process started.
+struct TwoLevelCacheStats {
+  std::int64_t planned = 0;  ///< requests planned (not found in the cache)
+  std::int64_t reused = 0;   ///< requests answered with a plan found in the cache
+  std::size_t plans = 0;     ///< plans held now
+  std::size_t bytes = 0;     ///< bytes they take
+};
+
+TwoLevelCacheStats two_level_cache_stats();
 
 }  // namespace rwd::schedule::detail

@@ -1,15 +1,19 @@
 // The pieces of the two-level planner on their own (private headers of src/schedule): the
-// recursion's layers, the chain above them and its lower bound, and the plan that keeps only the
-// decisions its stream asks for.
+// recursion's layers, the chain above them and its lower bound, the plan that keeps only the
+// decisions its stream asks for, and the cache that shares plans between schedules and threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <barrier>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "rewind/error.hpp"
+#include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/simulator.hpp"
 #include "rewind/schedule/twolevel.hpp"
 #include "twolevel_chain.hpp"
@@ -215,6 +219,102 @@ TEST(TwoLevelPlan, KeepsOnlyTheDecisionsItsStreamAsksFor) {
   EXPECT_THROW(every.choose(p.steps + 1, kUnlimited), Error);
   auto unlimited = make_twolevel(p, TwoLevelMethod::Auto);
   EXPECT_EQ(simulate(*unlimited, p).cost, every.summary().cost);
+}
+
+TwoLevelRequest request(Step n, std::int64_t ram, std::int64_t disk, double wd, double rd) {
+  return {.steps = n,
+          .ram = ram,
+          .disk = disk,
+          .write_cost = wd,
+          .read_cost = rd,
+          .method = TwoLevelMethod::Auto,
+          .table_entries = kTwoLevelTableEntries,
+          .unlimited_shortcut = true};
+}
+
+TEST(TwoLevelCache, EqualRequestsShareOnePlan) {
+  clear_twolevel_plans();
+  const TwoLevelCacheStats before = two_level_cache_stats();
+  const auto a = shared_two_level_plan(request(3000, 3, 20, 1, 1));
+  const auto b = shared_two_level_plan(request(3000, 3, 20, 1, 1));
+  EXPECT_EQ(a.get(), b.get());
+  const auto other = shared_two_level_plan(request(3000, 3, 20, 1, 2));
+  EXPECT_NE(a.get(), other.get());
+  const TwoLevelCacheStats after = two_level_cache_stats();
+  EXPECT_EQ(after.planned - before.planned, 2);
+  EXPECT_EQ(after.reused - before.reused, 1);
+  EXPECT_EQ(after.plans, 2U);
+  EXPECT_EQ(after.bytes, a->bytes() + other->bytes());
+
+  // Schedules share it too; the period and the step costs play no part in the plan.
+  ScheduleParams p;
+  p.steps = 3000;
+  p.ram = 3;
+  p.disk = 20;
+  p.write_cost = p.read_cost = 1;
+  p.period = 7;
+  p.step_cost = {2.0, 3.0};
+  auto s = make_schedule("twolevel", p);
+  EXPECT_EQ(two_level_cache_stats().planned, after.planned);
+  EXPECT_EQ(*s->lower_bound(), a->summary().lower_bound);
+
+  // Cleared, the next request plans again; the plans already handed out stay valid.
+  clear_twolevel_plans();
+  EXPECT_EQ(two_level_cache_stats().plans, 0U);
+  const auto again = shared_two_level_plan(request(3000, 3, 20, 1, 1));
+  EXPECT_EQ(two_level_cache_stats().planned, after.planned + 1);
+  EXPECT_EQ(again->summary().cost, a->summary().cost);
+  EXPECT_EQ(again->decisions(), a->decisions());
+}
+
+TEST(TwoLevelCache, HoldsAtMostSixteenPlansAndNoFailures) {
+  clear_twolevel_plans();
+  for (Step n = 100; n < 130; ++n) shared_two_level_plan(request(n, 2, 4, 1, 1));
+  EXPECT_EQ(two_level_cache_stats().plans, 16U);
+  // The most recently used stay.
+  const std::int64_t planned = two_level_cache_stats().planned;
+  shared_two_level_plan(request(129, 2, 4, 1, 1));
+  EXPECT_EQ(two_level_cache_stats().planned, planned);
+  // A request that cannot be planned is rejected every time and never kept.
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THROW(shared_two_level_plan(request(50, 0, 0, 1, 1)), Error);
+  }
+  EXPECT_EQ(two_level_cache_stats().planned, planned + 2);
+  EXPECT_EQ(two_level_cache_stats().plans, 16U);
+}
+
+// Two threads create the same schedule at once: it is planned once, both get the same plan,
+// and both streams (replayed concurrently from the shared plan) are the same.
+TEST(TwoLevelCache, ConcurrentCreationPlansOnce) {
+  clear_twolevel_plans();
+  ScheduleParams p;
+  p.steps = 20000;
+  p.ram = 3;
+  p.disk = 300;
+  p.write_cost = p.read_cost = 1;
+  const TwoLevelCacheStats before = two_level_cache_stats();
+  std::barrier start(2);
+  std::shared_ptr<const TwoLevelDiskPlan> plans[2];
+  std::vector<std::string> streams[2];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      plans[t] =
+          shared_two_level_plan(two_level_request(p, TwoLevelMethod::Auto, kTwoLevelTableEntries));
+      auto schedule = make_twolevel(p, TwoLevelMethod::Auto);
+      while (auto a = schedule->next()) streams[t].push_back(to_string(*a));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const TwoLevelCacheStats after = two_level_cache_stats();
+  ASSERT_NE(plans[0], nullptr);
+  EXPECT_EQ(plans[0].get(), plans[1].get());
+  EXPECT_EQ(after.planned - before.planned, 1);
+  EXPECT_EQ(after.reused - before.reused, 3);
+  EXPECT_EQ(streams[0], streams[1]);
+  EXPECT_EQ(static_cast<std::int64_t>(streams[0].size()),
+            simulate(*make_twolevel(p, TwoLevelMethod::Auto), p).actions);
 }
 
 }  // namespace
