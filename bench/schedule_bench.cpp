@@ -6,7 +6,10 @@
 //     slots, 10 .. 5000 and unlimited disk slots, four cost pairs): cost by replay, proven lower
 //     bound, gap and time of each, then the largest gap and time;
 //   * dynamic against online on runs of 20 000 steps with unequal step costs (and sizes) under
-//     the same RAM byte budget: weighted forward cost of each, and their ratio.
+//     the same RAM byte budget: weighted forward cost of each, and their ratio;
+//   * twolevel created twice for the same budget (TwoLevelPlanCache): the first creation plans,
+//     the second reuses the shared plan.
+// Planning times are measured with the twolevel plan cache emptied before each creation.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 
 #include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/simulator.hpp"
+#include "rewind/schedule/twolevel.hpp"
 
 namespace rs = rwd::schedule;
 
@@ -38,6 +42,7 @@ void plan(benchmark::State& state, const char* name, std::int64_t ram, std::int6
   rs::SimulationResult r;
   double lower = 0;
   for (auto _ : state) {
+    rs::clear_twolevel_plans();
     auto s = rs::make_schedule(name, p);
     r = rs::simulate(*s, limits);
     lower = s->lower_bound().value_or(0.0);
@@ -88,6 +93,7 @@ void BM_TwoLevelGrid(benchmark::State& state) {
   rs::SimulationResult r;
   double lower = 0.0, seconds = 0.0;
   for (auto _ : state) {
+    rs::clear_twolevel_plans();
     const auto start = std::chrono::steady_clock::now();
     auto s = rs::make_schedule("twolevel", p);
     r = rs::simulate(*s, p);
@@ -108,6 +114,31 @@ void BM_TwoLevelGrid(benchmark::State& state) {
   grid_rows.emplace_back(row);
   grid_max_gap = std::max(grid_max_gap, gap);
   grid_max_seconds = std::max(grid_max_seconds, seconds);
+}
+
+// The same twolevel schedule created twice, as the engine does for each run and `auto` does for
+// the schedule it picks: wall time of the first creation (it plans) and of the second (it reuses
+// the plan). Arguments: n, RAM slots, disk slots, wd = rd.
+void BM_TwoLevelPlanCache(benchmark::State& state) {
+  rs::ScheduleParams p;
+  p.steps = state.range(0);
+  p.ram = state.range(1);
+  p.disk = state.range(2);
+  p.write_cost = p.read_cost = static_cast<double>(state.range(3));
+  const auto seconds_to_create = [&p] {
+    const auto start = std::chrono::steady_clock::now();
+    auto s = rs::make_schedule("twolevel", p);
+    benchmark::DoNotOptimize(s);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  double first = 0.0, cached = 0.0;
+  for (auto _ : state) {
+    rs::clear_twolevel_plans();
+    first = seconds_to_create();
+    cached = seconds_to_create();
+  }
+  state.counters["first_s"] = first;
+  state.counters["cached_s"] = cached;
 }
 
 // Unequal steps: 0 uniform, 1 log-normal (sigma 1), 2 bursty (5 % of steps cost 50),
@@ -163,6 +194,13 @@ BENCHMARK(BM_Revolve_ram10) REWIND_PLAN_RANGE;
 BENCHMARK(BM_DynamicVsOnline)
     ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
     ->ArgNames({"pattern", "sizes"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_TwoLevelPlanCache)
+    ->Args({100000, 3, 1000, 1})
+    ->Args({10000, 10, 100, 1})
+    ->Args({10000, 10, 100, 2})
+    ->ArgNames({"n", "ram", "disk", "wd_rd"})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 BENCHMARK(BM_TwoLevelGrid)

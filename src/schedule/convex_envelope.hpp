@@ -1,11 +1,14 @@
 #pragma once
 // Private: the lower convex envelope of points added with increasing x, used by the two-level
-// and mixed programmes to evaluate piecewise-linear cost functions.
+// and mixed programmes to evaluate piecewise-linear cost functions, and the descent that
+// minimises their convex split functions.
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace rwd::schedule::detail {
@@ -58,5 +61,27 @@ class ConvexEnvelope {
   std::vector<double> x_, y_;
   bool open_end_ = true;
 };
+
+/// The least of f over [lo, hi] (lo <= hi), f convex there: a descent from `start`, which is
+/// where the previous length's minimum was, so a sweep over lengths moves it O(1) on average.
+template <class F>
+std::pair<std::int64_t, double> descend(const F& f, std::int64_t start, std::int64_t lo,
+                                        std::int64_t hi) {
+  std::int64_t m = std::clamp(start, lo, hi);
+  double fm = f(m);
+  while (m > lo) {
+    const double g = f(m - 1);
+    if (!(g < fm)) break;
+    --m;
+    fm = g;
+  }
+  while (m < hi) {
+    const double g = f(m + 1);
+    if (!(g < fm)) break;
+    ++m;
+    fm = g;
+  }
+  return {m, fm};
+}
 
 }  // namespace rwd::schedule::detail

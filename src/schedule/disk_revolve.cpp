@@ -268,12 +268,14 @@ class DiskRevolveSchedule final : public Schedule {
 namespace detail {
 
 void register_disk_revolve(ScheduleRegistry& registry) {
-  registry.add({"disk-revolve",
-                "periodic disk checkpoints, Revolve in RAM between them (O(1) per decision; "
-                "online with unlimited disk)",
-                true, true,
-                [](const ScheduleParams& p) { return std::make_unique<DiskRevolveSchedule>(p); },
-                true});
+  registry.add(
+      {.name = "disk-revolve",
+       .summary = "periodic disk checkpoints, Revolve in RAM between them (O(1) per "
+                  "decision; online with unlimited disk)",
+       .online = true,
+       .uses_disk = true,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<DiskRevolveSchedule>(p); },
+       .restart_only = true});
 }
 
 }  // namespace detail

@@ -161,12 +161,14 @@ class DynamicSchedule final : public detail::OnlineBase {
 namespace detail {
 
 void register_dynamic(ScheduleRegistry& registry) {
-  registry.add({"dynamic",
-                "unequal step costs and sizes under a RAM byte budget, step count unknown: "
-                "evicts by the DTR heuristic (cost / (bytes x staleness))",
-                true, false,
-                [](const ScheduleParams& p) { return std::make_unique<DynamicSchedule>(p); },
-                true});
+  registry.add(
+      {.name = "dynamic",
+       .summary = "unequal step costs and sizes under a RAM byte budget, step count "
+                  "unknown: evicts by the DTR heuristic (cost / (bytes x staleness))",
+       .online = true,
+       .uses_disk = false,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<DynamicSchedule>(p); },
+       .restart_only = true});
 }
 
 }  // namespace detail

@@ -166,20 +166,7 @@ class MixedTable {
             2, low_end >= static_cast<double>(Ls) ? 2 : Ls - static_cast<Step>(low_end));
         const Step hi = Ls - 1;
         if (lo <= hi) {
-          Step i = std::clamp<Step>(pm, lo, hi);
-          double fi = f(i);
-          while (i > lo) {
-            const double g = f(i - 1);
-            if (!(g < fi)) break;
-            --i;
-            fi = g;
-          }
-          while (i < hi) {
-            const double g = f(i + 1);
-            if (!(g < fi)) break;
-            ++i;
-            fi = g;
-          }
+          const auto [i, fi] = descend(f, pm, lo, hi);
           pm = i;
           if (fi < best) {
             best = fi;
@@ -309,11 +296,14 @@ MixedPlan plan_mixed(Step steps, std::int64_t slots) {
 namespace detail {
 
 void register_mixed(ScheduleRegistry& registry) {
-  registry.add({"mixed",
-                "a RAM slot holds a restart state or one step's pullback data (stages), whichever "
-                "saves more (Maddison's dynamic programme)",
-                false, false,
-                [](const ScheduleParams& p) { return std::make_unique<MixedSchedule>(p); }});
+  registry.add(
+      {.name = "mixed",
+       .summary = "a RAM slot holds a restart state or one step's pullback data "
+                  "(stages), whichever saves more (Maddison's dynamic programme)",
+       .online = false,
+       .uses_disk = false,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<MixedSchedule>(p); },
+       .restart_only = false});
 }
 
 }  // namespace detail

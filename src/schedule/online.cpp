@@ -15,7 +15,7 @@
 #include "rewind/error.hpp"
 #include "rewind/schedule/binomial.hpp"
 #include "rewind/schedule/twolevel.hpp"
-#include "twolevel_table.hpp"
+#include "twolevel_plan.hpp"
 
 namespace rwd::schedule {
 
@@ -187,25 +187,35 @@ class OnlineSchedule final : public detail::OnlineBase {
       const Step end = j + 1 < starts.size() ? starts[j + 1] : tail_end;
       longest = std::max(longest, end - starts[j]);
     }
-    // Each disk interval starts on disk with the earlier starts still held: the table must
-    // honour the free disk slots it is given, so no unlimited-disk shortcut.
     const std::int64_t D = params_.disk;
-    if (longest >= 2) {
-      ScheduleParams q = params_;
-      q.steps = longest;
-      table_ = std::make_unique<detail::TwoLevelTable>(q, TwoLevelMethod::Auto, false);
-    }
-    stream_ = std::make_unique<SegmentStream>(params_.ram, table_.get(), true);
+    std::vector<detail::DiskSegment> segments;
     for (std::size_t j = 0; j < starts.size(); ++j) {
       const Step end = j + 1 < starts.size() ? starts[j + 1] : tail_end;
       const std::int64_t free_disk =
           D == kUnlimited ? kUnlimited : D - 1 - static_cast<std::int64_t>(j);
-      stream_->push_restore_disk(starts[j], end, free_disk);
+      segments.push_back({.length = end - starts[j], .free_disk = free_disk});
+    }
+    const bool tail_on_disk = ram_start && hold == Level::Disk;
+    if (tail_on_disk) {
+      segments.push_back(
+          {.length = n - 1 - *ram_start, .free_disk = D == kUnlimited ? kUnlimited : 0});
+    }
+    // Each disk interval starts on disk with the earlier starts still held: the plan must
+    // honour the free disk slots it is given, so no unlimited-disk shortcut.
+    if (longest >= 2) {
+      detail::TwoLevelRequest request =
+          detail::two_level_request(params_, TwoLevelMethod::Auto, kTwoLevelTableEntries);
+      request.steps = longest;
+      request.unlimited_shortcut = false;
+      plan_ = std::make_unique<detail::TwoLevelDiskPlan>(
+          detail::plan_two_level_segments(request, segments));
+    }
+    stream_ = std::make_unique<SegmentStream>(params_.ram, plan_.get(), true);
+    for (std::size_t j = 0; j < starts.size(); ++j) {
+      stream_->push_restore_disk(starts[j], starts[j] + segments[j].length, segments[j].free_disk);
     }
     if (ram_start && hold == Level::Ram) stream_->push_restore_ram(*ram_start, n - 1, params_.ram);
-    if (ram_start && hold == Level::Disk) {
-      stream_->push_restore_disk(*ram_start, n - 1, D == kUnlimited ? kUnlimited : 0);
-    }
+    if (tail_on_disk) stream_->push_restore_disk(*ram_start, n - 1, segments.back().free_disk);
   }
 
   bool disk_ = false;
@@ -217,7 +227,7 @@ class OnlineSchedule final : public detail::OnlineBase {
   Step held_ = 0;  // two-level: the block start held at the current block
   Step n_ = 0;
   std::vector<Step> on_disk_;
-  std::unique_ptr<detail::TwoLevelTable> table_;
+  std::unique_ptr<detail::TwoLevelDiskPlan> plan_;
   mutable std::optional<double> lower_;
 };
 
@@ -226,11 +236,15 @@ class OnlineSchedule final : public detail::OnlineBase {
 namespace detail {
 
 void register_online(ScheduleRegistry& registry) {
-  registry.add({"online",
-                "step count unknown until the run ends (adaptive time stepping): within 1 step of "
-                "revolve up to beta(s,2) steps, 3 up to beta(s,3); spills to disk if given",
-                true, true,
-                [](const ScheduleParams& p) { return std::make_unique<OnlineSchedule>(p); }, true});
+  registry.add(
+      {.name = "online",
+       .summary = "step count unknown until the run ends (adaptive time stepping): "
+                  "within 1 step of revolve up to beta(s,2) steps, 3 up to beta(s,3); "
+                  "spills to disk if given",
+       .online = true,
+       .uses_disk = true,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<OnlineSchedule>(p); },
+       .restart_only = true});
 }
 
 }  // namespace detail

@@ -124,11 +124,14 @@ class PeriodicSchedule final : public Schedule {
 }  // namespace
 
 void register_periodic(ScheduleRegistry& registry) {
-  registry.add({"periodic",
-                "a RAM checkpoint every k steps; each interval recomputed once and recorded "
-                "(the familiar baseline, like PETSc's stride)",
-                false, false,
-                [](const ScheduleParams& p) { return std::make_unique<PeriodicSchedule>(p); }});
+  registry.add(
+      {.name = "periodic",
+       .summary = "a RAM checkpoint every k steps; each interval recomputed once and "
+                  "recorded (the familiar baseline, like PETSc's stride)",
+       .online = false,
+       .uses_disk = false,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<PeriodicSchedule>(p); },
+       .restart_only = false});
 }
 
 }  // namespace rwd::schedule::detail

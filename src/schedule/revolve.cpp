@@ -100,11 +100,14 @@ class RevolveSchedule final : public Schedule {
 }  // namespace
 
 void register_revolve(ScheduleRegistry& registry) {
-  registry.add({"revolve",
-                "optimal binomial checkpointing in RAM (Griewank-Walther); fewest recomputations "
-                "for a fixed slot count",
-                false, false,
-                [](const ScheduleParams& p) { return std::make_unique<RevolveSchedule>(p); }});
+  registry.add(
+      {.name = "revolve",
+       .summary = "optimal binomial checkpointing in RAM (Griewank-Walther); fewest "
+                  "recomputations for a fixed slot count",
+       .online = false,
+       .uses_disk = false,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<RevolveSchedule>(p); },
+       .restart_only = false});
 }
 
 }  // namespace rwd::schedule::detail

@@ -68,8 +68,13 @@ class StoreAllSchedule final : public Schedule {
 
 void register_storeall(ScheduleRegistry& registry) {
   registry.add(
-      {"storeall", "store every step's pullback data (RAM if it fits, else disk); no recomputation",
-       false, true, [](const ScheduleParams& p) { return std::make_unique<StoreAllSchedule>(p); }});
+      {.name = "storeall",
+       .summary = "store every step's pullback data (RAM if it fits, else disk); no "
+                  "recomputation",
+       .online = false,
+       .uses_disk = true,
+       .factory = [](const ScheduleParams& p) { return std::make_unique<StoreAllSchedule>(p); },
+       .restart_only = false});
 }
 
 }  // namespace rwd::schedule::detail

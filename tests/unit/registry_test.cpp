@@ -44,8 +44,16 @@ TEST(Registry, RejectsDuplicateAndReservedNames) {
   const ScheduleFactory factory = [](const ScheduleParams&) -> std::unique_ptr<Schedule> {
     return nullptr;
   };
-  EXPECT_THROW(reg.add({"revolve", "dup", false, false, factory}), Error);
-  EXPECT_THROW(reg.add({"auto", "reserved", false, false, factory}), Error);
+  const auto info = [&factory](const char* name, const char* summary) {
+    return ScheduleInfo{.name = name,
+                        .summary = summary,
+                        .online = false,
+                        .uses_disk = false,
+                        .factory = factory,
+                        .restart_only = false};
+  };
+  EXPECT_THROW(reg.add(info("revolve", "dup")), Error);
+  EXPECT_THROW(reg.add(info("auto", "reserved")), Error);
 }
 
 // auto must pick a schedule whose replayed cost is the least of every schedule that accepts the

@@ -47,15 +47,24 @@ struct TwoLevelPlan {
 /// slots (or kUnlimited), both counting x_0's slot, with a choice table of at most
 /// `table_entries` entries (at least one layer is always tabulated). Throws
 /// Error(InvalidArgument) if the budget cannot reverse the run (no slot at all for n >= 2) or
-/// the costs are negative.
+/// the costs are negative. The plan is shared as make_twolevel() shares it. Not collective.
 TwoLevelPlan plan_twolevel(const ScheduleParams& params,
                            TwoLevelMethod method = TwoLevelMethod::Auto,
                            std::int64_t table_entries = kTwoLevelTableEntries);
 
 /// The `twolevel` schedule planned with a given method and table size (the registry uses Auto
-/// and the default size).
+/// and the default size). Plans are immutable and shared: schedules made for the same steps,
+/// slots, costs, method and table size (ScheduleParams::period and the step costs and sizes play
+/// no part) reuse one plan while it is among the 16 most recently used (at most 64 MiB of plans
+/// are kept; a plan keeps only the decisions its action stream asks for, typically a few hundred).
+/// Thread-safe: a plan requested from several threads at once is planned once. Not collective:
+/// every rank that asks plans (or reuses) the same plan. Throws like plan_twolevel().
 std::unique_ptr<Schedule> make_twolevel(const ScheduleParams& params, TwoLevelMethod method,
                                         std::int64_t table_entries = kTwoLevelTableEntries);
+
+/// Drops every `twolevel` plan kept for reuse (to time planning, or to return the memory);
+/// schedules already made keep theirs. Thread-safe, not collective.
+void clear_twolevel_plans();
 
 /// Periodic disk checkpointing: x_0, x_P, x_2P, ... go to disk in the first sweep; each interval
 /// is reversed by reading its start back into RAM and running Revolve with every RAM slot; the
