@@ -9,7 +9,7 @@
 
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
-#include "rewind/storage/async_store.hpp"
+#include "rewind/storage/store.hpp"
 #include "rewind/tape/tape.hpp"
 
 namespace rwd::engine {
@@ -69,13 +69,10 @@ struct Cursor::Impl {
     rc.slot_doubles = doubles(stepper.state());  // restart-sized; larger checkpoints grow
     ram = storage::make_store(config.ram_store, rc);
     if (config.params.disk != 0) {
-      if (config.async_io) {
-        auto async = storage::make_async_store(config.disk_store, config.store);
-        async_disk = async.get();
-        disk = std::move(async);
-      } else {
-        disk = storage::make_store(config.disk_store, config.store);
-      }
+      storage::StoreConfig dc = config.store;
+      dc.async_io = config.async_io;
+      disk = storage::make_store(config.disk_store, dc);
+      if (config.async_io) async_disk = disk.get();
     }
   }
 
@@ -407,10 +404,7 @@ struct Cursor::Impl {
              " checkpoints stored after EndReverse");
     }
     phase = Phase::Done;
-    if (async_disk) {
-      const auto a = async_disk->async_stats();
-      stats.io_hidden_seconds = std::max(0.0, a.hidden_seconds());
-    }
+    if (async_disk) stats.io_hidden_seconds = async_disk->stats().overlap_seconds;
     return stats;
   }
 
@@ -423,7 +417,7 @@ struct Cursor::Impl {
   std::unique_ptr<tape::Tape> tape;
   std::unique_ptr<storage::Store> ram;
   std::unique_ptr<storage::Store> disk;
-  storage::AsyncStore* async_disk = nullptr;  // the disk store, if it is asynchronous
+  storage::Store* async_disk = nullptr;  // the disk store, if it is asynchronous
   std::set<Key> prefetched;
   std::map<Step, std::vector<std::size_t>> restart_written;  // restart sets as stored
   std::deque<Action> ahead;

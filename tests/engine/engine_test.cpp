@@ -298,7 +298,7 @@ TEST(EngineFailures, DiskFullDuringTheRunIsAnErrorOnEveryRank) {
   rlimit small = old;
   small.rlim_cur = 256 * 1024;
   setrlimit(RLIMIT_FSIZE, &small);
-  expect_failed_run(l96, c, "HDF5");
+  expect_failed_run(l96, c, "File too large");
   setrlimit(RLIMIT_FSIZE, &old);
   // The error names the file or directory it could not write.
   std::string what;

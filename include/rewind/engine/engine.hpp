@@ -20,7 +20,7 @@ struct EngineConfig {
   std::string ram_store = "ram";    ///< store for RAM checkpoints
   std::string disk_store = "hdf5";  ///< store for disk checkpoints
   storage::StoreConfig store;       ///< communicator, directory, keep_files, label
-  bool async_io = true;             ///< disk I/O on a background thread where MPI allows it
+  bool async_io = true;             ///< disk writes behind and reads ahead (StoreConfig::async_io)
 };
 
 /// Runs adjoints. Collective on config.store.comm: every rank constructs it and calls run()
