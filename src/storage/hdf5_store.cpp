@@ -126,6 +126,7 @@ struct Hdf5Store::Impl {
     std::vector<std::uint64_t> checksums;  ///< of this rank's block per field, once written
     std::shared_ptr<Ticket> write;         ///< the write, until it is reaped
     std::optional<Prefetch> prefetch;
+    bool behind = false;  ///< moves on the I/O thread (written behind, may be prefetched)
     bool sealed = false;  ///< rank_checksums and complete = 1 are in the file
   };
 
@@ -145,6 +146,7 @@ struct Hdf5Store::Impl {
   std::string current_path;
   bool keep = false;
   bool async = true;
+  std::int64_t inline_io_bytes = 0;
   Hid file;
   int fd = -1;
   std::map<Key, Entry> entries;
@@ -172,17 +174,29 @@ struct Hdf5Store::Impl {
     }
   }
 
+  // Whether `checkpoint` moves on the I/O thread. Decided on the global sizes, which every rank
+  // passes alike (the layout hash checks it).
+  bool behind(const CheckpointView& checkpoint) const {
+    if (!async) return false;
+    std::int64_t global = 0;
+    for (const auto& f : checkpoint.fields) global += f.global_size;
+    return global * static_cast<std::int64_t>(sizeof(double)) > inline_io_bytes * size;
+  }
+
   std::string io_hint() const {
     return "; check free space, quotas and permissions of '" + directory +
            "', or choose another directory (StoreConfig::directory, PETSc: "
            "-ts_trajectory_dirname)";
   }
 
+  // What a failure of this call does to the store.
+  enum class OnFailure { CarryOn, Unusable };
+
   // The agreement every collective call makes, with this rank's kept failure in it: a kept
-  // failure on any rank makes the store unusable on every rank (so does any failure when
-  // `fatal`). Every rank throws the same error.
-  void agree_here(std::optional<Error> local, bool fatal = false, std::uint64_t layout = 0,
-                  const std::string& mismatch = {}) {
+  // failure on any rank makes the store unusable on every rank (so does any failure with
+  // OnFailure::Unusable). Every rank throws the same error.
+  void agree_here(std::optional<Error> local, OnFailure on_failure = OnFailure::CarryOn,
+                  std::uint64_t layout = 0, const std::string& mismatch = {}) {
     try {
       agree(comm, detail::Verdict{std::move(local), kept, layout, mismatch});
     } catch (const detail::KeptFailure& e) {
@@ -190,7 +204,7 @@ struct Hdf5Store::Impl {
       kept.reset();  // reported; the store refuses further calls on every rank
       throw;
     } catch (const Error& e) {
-      if (fatal) failure = e.what();
+      if (on_failure == OnFailure::Unusable) failure = e.what();
       throw;
     }
   }
@@ -205,7 +219,7 @@ struct Hdf5Store::Impl {
       if (local->code() == ErrorCode::Io) message += io_hint();
       local.emplace(local->code(), message);
     }
-    agree_here(std::move(local), true);
+    agree_here(std::move(local), OnFailure::Unusable);
   }
 
   // ---- background jobs ------------------------------------------------------------------
@@ -255,10 +269,8 @@ struct Hdf5Store::Impl {
                              "' failed: " + job_failure(r, f.job, it->second.layout) + io_hint());
           }
         }
-      } else if (f.job.kind == IoJob::Kind::Sync && r.error != 0 && !kept) {
-        kept.emplace(ErrorCode::Io, std::string(kStore) + ", flush on rank " +
-                                        std::to_string(rank) + ": syncing '" + partial_path +
-                                        "' failed: " + std::strerror(r.error) + io_hint());
+      } else if (f.job.kind == IoJob::Kind::Sync) {
+        keep_sync_failure(r);
       }
       // A prefetch's result is taken by get() from its own ticket.
     }
@@ -300,6 +312,13 @@ struct Hdf5Store::Impl {
       at += n;
     }
     return job;
+  }
+
+  void keep_sync_failure(const detail::JobResult& r) {
+    if (r.error == 0 || kept) return;
+    kept.emplace(ErrorCode::Io, std::string(kStore) + ", flush on rank " + std::to_string(rank) +
+                                    ": syncing '" + partial_path +
+                                    "' failed: " + std::strerror(r.error) + io_hint());
   }
 
   // Reading `key` went wrong on this rank: the data is unreachable, the store unusable.
@@ -409,6 +428,7 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
   s.uncaught = std::uncaught_exceptions();
   s.keep = config.keep_files;
   s.async = config.async_io;
+  s.inline_io_bytes = config.inline_io_bytes;
   int initialized = 0;
   mpi_check(MPI_Initialized(&initialized), "MPI_Initialized");
   if (!initialized) {
@@ -605,7 +625,8 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
                  if (contains(key)) detail::throw_duplicate(kStore, key, s.rank);
                  detail::validate_put(kStore, key, checkpoint, s.rank);
                  entry.layout = detail::layout_of(checkpoint);
-                 if (!s.async) return;
+                 entry.behind = s.behind(checkpoint);
+                 if (!entry.behind) return;
                  // Copied before anything collective, so a failure here is agreed on too.
                  detail::StagingPool::Wait waited;
                  buffer = std::make_shared<detail::StagingPool::Lease>(
@@ -614,7 +635,7 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
                  s.note_blocked(waited);
                  detail::pack(checkpoint, buffer->span());
                }),
-               false, detail::layout_hash(checkpoint),
+               Impl::OnFailure::CarryOn, detail::layout_hash(checkpoint),
                at + ": the ranks passed different checkpoint layouts (field names or global "
                     "sizes, scalar names or values differ between ranks); every rank must pass "
                     "the same fields and scalars, each with its own block");
@@ -675,9 +696,10 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   entry.at.assign(nf, 0);
   const std::string group_path = group_name(key);
   const std::string in_file = "' in '" + s.partial_path + "'";
-  // In synchronous mode the bytes move inside this step, so a failed write is agreed on here.
+  // Bytes that move on this thread move inside this step, so a failed write is agreed on here.
   s.collective(
-      at + (s.async ? ": creating checkpoint '" : ": writing checkpoint '") + group_path + in_file,
+      at + (entry.behind ? ": creating checkpoint '" : ": writing checkpoint '") + group_path +
+          in_file,
       [&] {
         Hid group = make_hid(
             H5Gcreate2(s.file.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -716,7 +738,7 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
             entry.at[f] = static_cast<std::int64_t>(address) + 8 * field.offset;
           }
         }
-        if (!s.async) {
+        if (!entry.behind) {
           // Straight from the caller's buffers: no staging copy.
           IoJob job;
           job.kind = IoJob::Kind::Write;
@@ -736,7 +758,7 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
           entry.checksums = r.checksums;
         }
       });
-  if (s.async) {
+  if (entry.behind) {
     IoJob job = s.job_for(IoJob::Kind::Write, entry, buffer->span());
     job.keep_alive = std::move(buffer);
     entry.write = s.submit(key, std::move(job));
@@ -807,7 +829,7 @@ void Hdf5Store::prefetch(const Key& key) {
   const auto it = s.entries.find(key);
   if (it == s.entries.end()) detail::throw_missing(kStore, "prefetch", key, s.rank);
   Impl::Entry& e = it->second;
-  if (!s.async || e.prefetch) return;
+  if (!e.behind || e.prefetch) return;
   s.reap();
   const std::int64_t bytes = e.layout.bytes();
   if (!s.pool->prefetch_fits(bytes)) {
@@ -898,11 +920,7 @@ void Hdf5Store::flush() {
   } else {
     const detail::JobResult r = detail::run_job(sync);
     s.account(r, false);
-    if (r.error != 0 && !s.kept) {
-      s.kept.emplace(ErrorCode::Io, std::string(kStore) + ", flush on rank " +
-                                        std::to_string(s.rank) + ": syncing '" + s.partial_path +
-                                        "' failed: " + std::strerror(r.error) + s.io_hint());
-    }
+    s.keep_sync_failure(r);
   }
   s.agree_here(std::nullopt);
   s.seal();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collective.hpp"
+#include "io_thread.hpp"
 #include "rewind/error.hpp"
 #include "rewind/timing.hpp"
 
@@ -17,41 +18,23 @@ namespace rwd::storage {
 
 namespace {
 
-[[noreturn]] void fail(const char* what, const std::string& path, int err) {
-  throw Error(ErrorCode::Io, std::string(what) + " '" + path + "': " + std::strerror(err));
+// Moves `data` to or from the start of `fd` with the jobs the stores use (so the probe measures
+// what a checkpoint costs them); the message names the call that failed.
+void move(detail::IoJob::Kind kind, int fd, std::vector<char>& data, const std::string& path) {
+  detail::IoJob job{kind, fd, {{0, reinterpret_cast<std::byte*>(data.data()), data.size()}}, {}};
+  const detail::JobResult r = detail::run_job(job);
+  if (r.error != 0) {
+    throw Error(ErrorCode::Io, r.failed_call + " '" + path + "': " + std::strerror(r.error));
+  }
 }
 
-// Writes all of `data` and syncs it; the error text names the call that failed.
-void write_synced(const std::string& path, const std::vector<char>& data) {
-  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) fail("creating", path, errno);
-  std::size_t done = 0;
-  int err = 0;
-  while (done < data.size() && err == 0) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno != EINTR) err = errno;
-    if (n > 0) done += static_cast<std::size_t>(n);
+int open_or_throw(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    throw Error(ErrorCode::Io, "opening '" + path + "': " + std::strerror(err));
   }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  // So the read below measures the device, not the page cache.
-  if (err == 0) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  ::close(fd);
-  if (err != 0) fail("writing", path, err);
-}
-
-void read_back(const std::string& path, std::vector<char>& data) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("opening", path, errno);
-  std::size_t done = 0;
-  int err = 0;
-  while (done < data.size() && err == 0) {
-    const ssize_t n = ::read(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno != EINTR) err = errno;
-    if (n == 0) err = EIO;
-    if (n > 0) done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (err != 0) fail("reading", path, err);
+  return fd;
 }
 
 }  // namespace
@@ -66,10 +49,27 @@ DiskCost probe_disk(const std::string& directory, std::int64_t bytes, MPI_Comm c
     path = directory + "/rewind-probe-" + std::to_string(::getpid()) + "-" + std::to_string(rank) +
            ".tmp";
     auto t0 = SteadyClock::now();
-    write_synced(path, data);
+    int fd = open_or_throw(path, O_CREAT | O_WRONLY | O_TRUNC);
+    try {
+      move(detail::IoJob::Kind::Write, fd, data, path);
+      move(detail::IoJob::Kind::Sync, fd, data, path);
+      // So the read below measures the device, not the page cache.
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
     mine.write_seconds = seconds_since(t0);
     t0 = SteadyClock::now();
-    read_back(path, data);
+    fd = open_or_throw(path, O_RDONLY);
+    try {
+      move(detail::IoJob::Kind::Read, fd, data, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
     mine.read_seconds = seconds_since(t0);
   });
   if (!path.empty()) ::unlink(path.c_str());

@@ -1,7 +1,7 @@
 // The HDF5 store under MPI_THREAD_FUNNELED, the level PetscInitialize asks for: write-behind and
-// prefetch still overlap, because the I/O thread never calls MPI. This executable has its own
-// main (the shared test main asks for MPI_THREAD_MULTIPLE). It also leaves a store to be
-// destroyed after MPI_Finalize, from a static, as programs that keep stores in globals do.
+// prefetch still overlap, because the I/O thread never calls MPI. Linked with the test main that
+// asks for MPI_THREAD_FUNNELED. It also leaves a store to be destroyed after MPI_Finalize, from a
+// static, as programs that keep stores in globals do.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -43,6 +43,7 @@ TEST(Funneled, WriteBehindReallyOverlaps) {
   StoreConfig c;
   c.comm = MPI_COMM_WORLD;
   c.directory = dir.path();
+  c.inline_io_bytes = 0;  // small checkpoints: send them to the I/O thread anyway
   Hdf5Store store(c);
   EXPECT_NE(store.io_mode().find("write-behind"), std::string::npos) << store.io_mode();
   std::vector<TestCheckpoint> cps;
@@ -94,20 +95,3 @@ TEST(Funneled, AStoreMayOutliveMpiFinalize) {
 
 }  // namespace
 }  // namespace rwd::storage::test
-
-int main(int argc, char** argv) {
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int local_failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  int any_failed = 0;
-  MPI_Allreduce(&local_failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return any_failed;  // rwd::storage::test::outlives_main goes after this, without MPI
-}

@@ -37,6 +37,7 @@ StoreConfig config(const ScratchDir& dir, bool async = true) {
   c.directory = dir.path();
   c.label = "hdf5test";
   c.async_io = async;
+  c.inline_io_bytes = 0;  // the checkpoints here are small: send them to the I/O thread anyway
   return c;
 }
 
@@ -200,6 +201,27 @@ TEST(Hdf5Prefetch, GetOfAPrefetchedCheckpointOnlyCopies) {
   EXPECT_EQ(store->stats().reads, 3);
 }
 
+TEST(Hdf5WriteBehind, SmallCheckpointsMoveOnTheCallingThread) {
+  ScratchDir dir;
+  auto c = config(dir);
+  c.inline_io_bytes = 1000 * 8;  // the average block of the checkpoint below, on every rank
+  auto store = make(c);
+  TestCheckpoint small = big_checkpoint(1, 1000), large = big_checkpoint(2, 1001);
+  Paused paused;
+  const std::int64_t before = IoThread::jobs_finished();
+  store->put(restart(1), small.view());  // written at once, the I/O thread paused or not
+  EXPECT_EQ(first_word_on_disk(*store, restart(1), "u", small.fields[0].offset),
+            std::optional<std::uint64_t>(bits(small.fields[0].data[0])));
+  store->prefetch(restart(1));  // nothing to gain: get reads it on this thread
+  expect_bitwise(*store, restart(1), small);
+  store->put(restart(2), large.view());  // this one goes behind
+  EXPECT_EQ(IoThread::jobs_finished(), before);
+  paused.resume();
+  expect_bitwise(*store, restart(2), large);
+  EXPECT_EQ(IoThread::jobs_finished(), before + 1);
+  EXPECT_EQ(store->stats().prefetch_hits, 0);
+}
+
 TEST(Hdf5Prefetch, SynchronousStorePrefetchesNothing) {
   ScratchDir dir;
   auto store = make(config(dir, false));
@@ -285,26 +307,35 @@ std::int64_t file_size(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : -1;
 }
 
-TEST(Hdf5Failures, ABackgroundWriteThatFailsOnOneRankSurfacesAtTheNextCallOnEveryRank) {
-  ScratchDir dir;
-  auto store = make(config(dir));
-  TestCheckpoint a = big_checkpoint(1);
-  store->put(restart(1), a.view());
-  store->flush();
+// A store holding one flushed checkpoint, and a larger one whose write will not fit in a file
+// limited to its present size.
+class Hdf5Failures : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = make(config(dir_));
+    store_->put(restart(1), a_.view());
+    store_->flush();
+  }
+
+  ScratchDir dir_;
+  std::unique_ptr<Hdf5Store> store_;
+  TestCheckpoint a_ = big_checkpoint(1);
+  TestCheckpoint big_ = big_checkpoint(2, 20000);
+};
+
+TEST_F(Hdf5Failures, ABackgroundWriteThatFailsOnOneRankSurfacesAtTheNextCallOnEveryRank) {
   const int failing = world_size() - 1;
-  const std::string path = store->path();
-  const TestCheckpoint big = big_checkpoint(2, 20000);
+  const std::string path = store_->path();
   std::optional<Error> e;
   {
     std::optional<FileSizeLimit> limit;
     if (world_rank() == failing) limit.emplace(static_cast<rlim_t>(file_size(path)));
     const std::int64_t before = IoThread::jobs_finished();
-    TestCheckpoint copy = big;
-    store->put(restart(2), copy.view());  // returns; the write fails later on one rank
+    store_->put(restart(2), big_.view());  // returns; the write fails later on one rank
     wait_for_jobs(before, 1);
     // The next collective call of the store, whatever it is, reports it on every rank.
     TestCheckpoint other = big_checkpoint(3);
-    e = error_of([&] { store->put(restart(3), other.view()); });
+    e = error_of([&] { store_->put(restart(3), other.view()); });
   }
   ASSERT_TRUE(e.has_value()) << "rank " << world_rank() << " was not told";
   EXPECT_EQ(e->code(), ErrorCode::Io) << e->what();
@@ -313,36 +344,29 @@ TEST(Hdf5Failures, ABackgroundWriteThatFailsOnOneRankSurfacesAtTheNextCallOnEver
     EXPECT_NE(std::string(e->what()).find(part), std::string::npos)
         << "lacks '" << part << "': " << e->what();
   }
-  EXPECT_FALSE(store->contains(restart(3)));
+  EXPECT_FALSE(store_->contains(restart(3)));
   // The store is unusable on every rank now.
-  Readback back(a);
+  Readback back(a_);
   auto span = back.span();
-  expect_error([&] { store->get(restart(1), span); }, ErrorCode::Io, {"unusable", "restart 2"});
-  store.reset();
-  EXPECT_TRUE(dir.files().empty()) << "the failed store left its file";
+  expect_error([&] { store_->get(restart(1), span); }, ErrorCode::Io, {"unusable", "restart 2"});
+  store_.reset();
+  EXPECT_TRUE(dir_.files().empty()) << "the failed store left its file";
 }
 
-TEST(Hdf5Failures, GetOfACheckpointWhoseWriteFailedFailsOnEveryRank) {
-  ScratchDir dir;
-  auto store = make(config(dir));
-  TestCheckpoint a = big_checkpoint(1);
-  store->put(restart(1), a.view());
-  store->flush();
-  const TestCheckpoint big = big_checkpoint(2, 20000);
+TEST_F(Hdf5Failures, GetOfACheckpointWhoseWriteFailedFailsOnEveryRank) {
   std::optional<Error> e;
   {
     std::optional<FileSizeLimit> limit;
-    if (world_rank() == 0) limit.emplace(static_cast<rlim_t>(file_size(store->path())));
-    TestCheckpoint copy = big;
-    store->put(restart(2), copy.view());
-    Readback back(big);
+    if (world_rank() == 0) limit.emplace(static_cast<rlim_t>(file_size(store_->path())));
+    store_->put(restart(2), big_.view());
+    Readback back(big_);
     auto span = back.span();
-    e = error_of([&] { store->get(restart(2), span); });  // waits for the write, which failed
+    e = error_of([&] { store_->get(restart(2), span); });  // waits for the write, which failed
   }
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->code(), ErrorCode::Io);
   EXPECT_NE(std::string(e->what()).find("File too large"), std::string::npos) << e->what();
-  expect_error([&] { store->flush(); }, ErrorCode::Io, {"unusable"});
+  expect_error([&] { store_->flush(); }, ErrorCode::Io, {"unusable"});
 }
 
 TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {

@@ -48,6 +48,7 @@ class StoreConformance : public ::testing::TestWithParam<std::string> {
     c.slot_doubles = 64;
     c.async_io = !synchronous();
     c.max_staged_bytes = 2048;  // smaller than some checkpoints: put() must wait for room
+    c.inline_io_bytes = 0;      // these checkpoints are small: send them to the I/O thread anyway
     return c;
   }
 

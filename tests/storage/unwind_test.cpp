@@ -30,7 +30,8 @@ Outcome run(int thrower, const std::string& directory, bool paused) {
   c.comm = MPI_COMM_WORLD;
   c.directory = directory;
   c.label = "unwind";
-  c.keep_files = true;  // a store destroyed while unwinding deletes its file all the same
+  c.keep_files = true;    // a store destroyed while unwinding deletes its file all the same
+  c.inline_io_bytes = 0;  // the write goes to the I/O thread, where it may still be queued
   Outcome out;
   auto thrown = std::chrono::steady_clock::now();
   try {

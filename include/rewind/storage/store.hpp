@@ -97,6 +97,11 @@ struct StoreConfig {
   /// Disk stores with async_io: bytes the staging pool may hold (checkpoints copied by put()
   /// and not yet written, plus prefetched ones not yet read). put() waits while it is full.
   std::int64_t max_staged_bytes = std::int64_t{256} << 20;
+  /// Disk stores with async_io: a checkpoint of at most this many bytes per rank (on average
+  /// over the ranks, so every rank decides alike) moves on the calling thread, as with async_io
+  /// off, and is not prefetched: waking the I/O thread costs more than moving it. 0 sends every
+  /// checkpoint to the I/O thread.
+  std::int64_t inline_io_bytes = std::int64_t{64} << 10;
 };
 
 /// A checkpoint store. Whether put/get/erase are collective is stated by each store: RamStore
