@@ -14,9 +14,11 @@
 namespace rwd::storage::detail {
 namespace {
 
-// Hashing a chunk right before writing it (or right after reading it) keeps it in cache for the
-// second pass; 256 KiB fits the L2 of current cores with room to spare.
-constexpr std::size_t kChunk = std::size_t{256} << 10;
+// Hashing a chunk right before writing it (or right after reading it) finds it in cache for the
+// second pass. Measured on the development VM (1 MiB L2 per core, 32 MiB L3), 64 MiB into the
+// page cache: pwrite alone 6.2 GiB/s, checksum then pwrite 4.2, chunks of 256 KiB 4.1 (the
+// per-call cost shows), 1 MiB 4.5, 2-4 MiB 4.6.
+constexpr std::size_t kChunk = std::size_t{2} << 20;
 
 std::atomic<int> threads_running{0};
 std::atomic<bool> paused_hook{false};

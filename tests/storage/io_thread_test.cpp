@@ -59,9 +59,10 @@ Segment segment(std::int64_t at, std::vector<double>& v) {
 TEST(IoJob, WritesAndReadsBackWithTheChecksumOfEachSegment) {
   TempFile file;
   ASSERT_GE(file.fd(), 0);
-  // Larger than one checksum chunk (256 KiB), and one that is not a multiple of 32 bytes.
-  std::vector<double> a = values(100000, 1.0), b = values(13, 2.0);
-  IoJob write{IoJob::Kind::Write, file.fd(), {segment(0, a), segment(800000 + 64, b)}, nullptr};
+  // Larger than one checksum chunk (2 MiB), and one that is not a multiple of 32 bytes.
+  std::vector<double> a = values(300001, 1.0), b = values(13, 2.0);
+  const std::int64_t after = static_cast<std::int64_t>(a.size() * 8) + 64;
+  IoJob write{IoJob::Kind::Write, file.fd(), {segment(0, a), segment(after, b)}, nullptr};
   const JobResult w = run_job(write);
   ASSERT_EQ(w.error, 0) << w.failed_call;
   ASSERT_EQ(w.checksums.size(), 2u);
@@ -70,7 +71,7 @@ TEST(IoJob, WritesAndReadsBackWithTheChecksumOfEachSegment) {
   EXPECT_GE(w.finished, w.started);
 
   std::vector<double> a2(a.size()), b2(b.size());
-  IoJob read{IoJob::Kind::Read, file.fd(), {segment(0, a2), segment(800000 + 64, b2)}, nullptr};
+  IoJob read{IoJob::Kind::Read, file.fd(), {segment(0, a2), segment(after, b2)}, nullptr};
   const JobResult r = run_job(read);
   ASSERT_EQ(r.error, 0);
   EXPECT_EQ(r.checksums, w.checksums);
