@@ -32,9 +32,11 @@ namespace rwd::storage {
 /// blocks move with POSIX pwrite/pread on the store's own descriptor of the file: with
 /// StoreConfig::async_io (the default) on the process's one I/O thread — put() copies the
 /// checkpoint into a bounded staging pool and returns (write-behind), prefetch() reads ahead so
-/// that get() only copies — otherwise on the calling thread. Both modes work at any MPI thread
-/// level (MPI_THREAD_FUNNELED included) and give the same bits. The store must be called from one
-/// thread at a time, and the application must not call HDF5 from another thread meanwhile.
+/// that get() only copies — otherwise on the calling thread. Checkpoints of at most
+/// StoreConfig::inline_io_bytes per rank move on the calling thread in both modes. Both modes
+/// work at any MPI thread level (MPI_THREAD_FUNNELED included) and give the same bits. The store
+/// must be called from one thread at a time, and the application must not call HDF5 from another
+/// thread meanwhile.
 ///
 /// put, get, erase, flush, close and the destructor are collective on the store's duplicate of
 /// StoreConfig::comm: every rank calls them with the same keys in the same order; prefetch is
