@@ -11,7 +11,6 @@ StoresConfig stores_config(const EngineConfig& c) {
   s.store = c.store;
   s.ram_store = c.ram_store;
   s.disk_store = c.disk_store;
-  s.async_io = c.async_io;
   return s;
 }
 

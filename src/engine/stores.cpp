@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "rewind/error.hpp"
-#include "rewind/storage/async_store.hpp"
 
 namespace rwd::engine {
 
@@ -33,11 +32,7 @@ Stores::~Stores() = default;
 
 storage::Store& Stores::disk() {
   if (!disk_) {
-    if (config_.async_io) {
-      disk_ = storage::make_async_store(config_.disk_store, config_.store);
-    } else {
-      disk_ = storage::make_store(config_.disk_store, config_.store);
-    }
+    disk_ = storage::make_store(config_.disk_store, config_.store);
   }
   return *disk_;
 }
@@ -131,14 +126,13 @@ void Stores::collect() {
 void Stores::close() {
   collect();
   if (!disk_) return;
-  disk_->flush();
   closed_overlap_ = io_overlap_seconds();
-  disk_.reset();  // not unwinding: the store closes collectively
+  std::unique_ptr<storage::Store> disk = std::move(disk_);
+  disk->close();
 }
 
 double Stores::io_overlap_seconds() const {
-  const auto* async = dynamic_cast<const storage::AsyncStore*>(disk_.get());
-  return closed_overlap_ + (async ? std::max(0.0, async->async_stats().hidden_seconds()) : 0.0);
+  return closed_overlap_ + (disk_ ? disk_->stats().overlap_seconds : 0.0);
 }
 
 void Stores::abandon() noexcept {

@@ -141,7 +141,7 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   s.store.directory = dir;
   s.store.keep_files = detail::keep_files(tj);
   s.store.label = "ts";
-  s.async_io = o.async == PETSC_TRUE;
+  s.store.async_io = o.async == PETSC_TRUE;
   return out;
 }
 

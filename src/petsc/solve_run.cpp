@@ -26,7 +26,7 @@ bool first_same_as_last(TS ts) {
 bool same_stores(const engine::StoresConfig& a, const engine::StoresConfig& b) {
   return a.store.comm == b.store.comm && a.store.directory == b.store.directory &&
          a.store.keep_files == b.store.keep_files && a.store.label == b.store.label &&
-         a.async_io == b.async_io;
+         a.store.async_io == b.store.async_io;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "checksum.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -34,22 +35,57 @@ inline std::uint64_t avalanche(std::uint64_t x) noexcept {
 
 }  // namespace
 
-std::uint64_t checksum(std::span<const std::byte> bytes) noexcept {
+void Checksum::stripe(const std::byte* p) noexcept {
+  lanes_[0] = lane(lanes_[0], load(p));
+  lanes_[1] = lane(lanes_[1], load(p + 8));
+  lanes_[2] = lane(lanes_[2], load(p + 16));
+  lanes_[3] = lane(lanes_[3], load(p + 24));
+}
+
+void Checksum::update(std::span<const std::byte> bytes) noexcept {
   const std::byte* p = bytes.data();
-  const std::size_t n = bytes.size();
-  std::uint64_t a = kGolden, b = kMixA, c = kMixB, d = ~kGolden;
-  std::size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a = lane(a, load(p + i));
-    b = lane(b, load(p + i + 8));
-    c = lane(c, load(p + i + 16));
-    d = lane(d, load(p + i + 24));
+  std::size_t n = bytes.size();
+  total_ += n;
+  if (tail_size_ > 0) {
+    const std::size_t take = std::min(n, sizeof tail_ - tail_size_);
+    std::memcpy(tail_ + tail_size_, p, take);
+    tail_size_ += take;
+    p += take;
+    n -= take;
+    if (tail_size_ < sizeof tail_) return;
+    stripe(tail_);
+    tail_size_ = 0;
   }
-  std::uint64_t h = std::rotl(a, 1) + std::rotl(b, 7) + std::rotl(c, 12) + std::rotl(d, 18);
-  h ^= static_cast<std::uint64_t>(n) * kMixB;
-  for (; i + 8 <= n; i += 8) h = lane(h, load(p + i));
-  for (; i < n; ++i) h = (h ^ static_cast<std::uint64_t>(p[i])) * kMixA;
+  // Local copies of the lanes let the compiler keep them in registers over the long loop.
+  std::uint64_t a = lanes_[0], b = lanes_[1], c = lanes_[2], d = lanes_[3];
+  for (; n >= 32; p += 32, n -= 32) {
+    a = lane(a, load(p));
+    b = lane(b, load(p + 8));
+    c = lane(c, load(p + 16));
+    d = lane(d, load(p + 24));
+  }
+  lanes_[0] = a;
+  lanes_[1] = b;
+  lanes_[2] = c;
+  lanes_[3] = d;
+  if (n > 0) std::memcpy(tail_, p, n);
+  tail_size_ = n;
+}
+
+std::uint64_t Checksum::value() const noexcept {
+  std::uint64_t h = std::rotl(lanes_[0], 1) + std::rotl(lanes_[1], 7) + std::rotl(lanes_[2], 12) +
+                    std::rotl(lanes_[3], 18);
+  h ^= total_ * kMixB;
+  std::size_t i = 0;
+  for (; i + 8 <= tail_size_; i += 8) h = lane(h, load(tail_ + i));
+  for (; i < tail_size_; ++i) h = (h ^ static_cast<std::uint64_t>(tail_[i])) * kMixA;
   return avalanche(h);
+}
+
+std::uint64_t checksum(std::span<const std::byte> bytes) noexcept {
+  Checksum sum;
+  sum.update(bytes);
+  return sum.value();
 }
 
 }  // namespace rwd::storage::detail

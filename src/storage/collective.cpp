@@ -1,9 +1,9 @@
-#include "collective.hpp"
+#include "rewind/storage/collective.hpp"
 
 #include <array>
 #include <vector>
 
-namespace rwd::storage::detail {
+namespace rwd::storage {
 
 void mpi_check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -25,27 +25,31 @@ int comm_size(MPI_Comm comm) {
   return size;
 }
 
-void agree(MPI_Comm comm, const std::optional<Error>& local, std::uint64_t layout,
-           const std::string& mismatch) {
+void agree(MPI_Comm comm, const Verdict& verdict) {
   const int rank = comm_rank(comm);
   const int size = comm_size(comm);
-  // MAX of (size - rank) finds the lowest failing rank; MAX of h and of ~h compare layouts.
-  const std::array<std::uint64_t, 3> mine = {local ? static_cast<std::uint64_t>(size - rank) : 0u,
-                                             layout, ~layout};
-  std::array<std::uint64_t, 3> all{};
-  mpi_check(MPI_Allreduce(mine.data(), all.data(), 3, MPI_UINT64_T, MPI_MAX, comm),
+  // MAX of (size - rank) finds the lowest rank with a kept failure, and the lowest failing
+  // rank; MAX of h and of ~h compare layouts.
+  const auto flag = [&](bool set) { return set ? static_cast<std::uint64_t>(size - rank) : 0u; };
+  const std::array<std::uint64_t, 4> mine = {flag(verdict.kept.has_value()),
+                                             flag(verdict.local.has_value()), verdict.layout,
+                                             ~verdict.layout};
+  std::array<std::uint64_t, 4> all{};
+  mpi_check(MPI_Allreduce(mine.data(), all.data(), 4, MPI_UINT64_T, MPI_MAX, comm),
             "MPI_Allreduce (agreeing on failure)");
-  if (all[0] == 0) {
-    if (all[1] != ~all[2]) throw Error(ErrorCode::InvalidArgument, mismatch);
+  if (all[0] == 0 && all[1] == 0) {
+    if (all[2] != ~all[3]) throw Error(ErrorCode::InvalidArgument, verdict.mismatch);
     return;
   }
-  const int first = size - static_cast<int>(all[0]);
-  int failed = local ? 1 : 0;
+  const bool kept = all[0] != 0;
+  const std::optional<Error>& mine_failed = kept ? verdict.kept : verdict.local;
+  const int first = size - static_cast<int>(kept ? all[0] : all[1]);
+  int failed = mine_failed ? 1 : 0;
   int count = 0;
   mpi_check(MPI_Allreduce(&failed, &count, 1, MPI_INT, MPI_SUM, comm),
             "MPI_Allreduce (counting failed ranks)");
-  int code = rank == first ? static_cast<int>(local->code()) : 0;
-  std::string message = rank == first ? std::string(local->what()) : std::string();
+  int code = rank == first ? static_cast<int>(mine_failed->code()) : 0;
+  std::string message = rank == first ? std::string(mine_failed->what()) : std::string();
   int length = static_cast<int>(message.size());
   mpi_check(MPI_Bcast(&code, 1, MPI_INT, first, comm), "MPI_Bcast (error code)");
   mpi_check(MPI_Bcast(&length, 1, MPI_INT, first, comm), "MPI_Bcast (error length)");
@@ -56,7 +60,13 @@ void agree(MPI_Comm comm, const std::optional<Error>& local, std::uint64_t layou
       message.find(note) == std::string::npos) {  // an error agreed before keeps its note
     message += " [" + std::to_string(count) + " of " + std::to_string(size) + note;
   }
+  if (kept) throw KeptFailure(static_cast<ErrorCode>(code), message);
   throw Error(static_cast<ErrorCode>(code), message);
 }
 
-}  // namespace rwd::storage::detail
+void agree(MPI_Comm comm, const std::optional<Error>& local, std::uint64_t layout,
+           const std::string& mismatch) {
+  agree(comm, Verdict{local, std::nullopt, layout, mismatch});
+}
+
+}  // namespace rwd::storage

@@ -1,19 +1,14 @@
 #include "rewind/storage/hdf5_store.hpp"
-#include "rewind/timing.hpp"
 
 #include <fcntl.h>
 #include <hdf5.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -21,34 +16,66 @@
 #include <utility>
 #include <vector>
 
-#include "checksum.hpp"
-#include "collective.hpp"
+#include "hdf5_util.hpp"
+#include "io_thread.hpp"
 #include "layout.hpp"
 #include "rewind/error.hpp"
+#include "rewind/storage/collective.hpp"
+#include "rewind/timing.hpp"
+#include "staging_pool.hpp"
+#include "store_file.hpp"
 
 #ifndef REWIND_VERSION
 #define REWIND_VERSION "unknown"
 #endif
 
+// How the bytes move. HDF5 and MPI are called only on the thread that calls the store: file
+// creation, groups, datasets, attributes, H5Ldelete, flush and close, and every agreement. The
+// bytes of each rank's block go with POSIX pwrite/pread on the store's own O_RDWR descriptor of
+// the same file, at H5Dget_offset(dataset) + 8 * offset, either on the calling thread
+// (async_io off) or as jobs on the process's one I/O thread (detail::IoThread), which never
+// calls HDF5 or MPI. So no two threads are ever inside HDF5 (whose Debian build is not
+// thread-safe) and the I/O thread needs no MPI thread support at all.
+//
+// Why writing into the file behind HDF5's back is safe:
+// - Every dataset is contiguous, allocated at creation (H5D_ALLOC_TIME_EARLY) and never filled
+//   (H5D_FILL_TIME_NEVER): its extent [H5Dget_offset, + 8 * global_size) is reserved when
+//   H5Dcreate returns, and HDF5 itself never writes raw data there, because the store never
+//   calls H5Dwrite. HDF5's metadata lives in other blocks of the file.
+// - HDF5 reuses an extent only after the dataset is deleted; erase() first waits for that
+//   checkpoint's pending write and prefetch, so no job touches an extent HDF5 may hand out again.
+// - The MPI-IO driver may truncate or extend the file to HDF5's allocated end (EOA) when it
+//   flushes or closes, and EOA can shrink when a freed extent sits at the end. flush() and
+//   close() wait for every queued job of the store before they call H5Fflush or H5Fclose, so no
+//   pwrite is in flight when the size changes; a live dataset always lies below EOA.
+// - Our descriptor and MPI-IO's reach the same file through the kernel, which keeps one page
+//   cache per file; on a parallel file system both go through the same POSIX client.
+
 namespace rwd::storage {
 
-using detail::agree;
-using detail::capture;
-using detail::mpi_check;
+using detail::h5_check;
+using detail::h5_fail;
+using detail::Hid;
+using detail::IoJob;
+using detail::make_hid;
+using detail::QuietHdf5;
+using detail::Ticket;
 
 namespace {
 
 constexpr const char* kStore = "hdf5 store";
 
 constexpr const char* kFormat =
-    "rewind checkpoint file, format 2. Each group [run<r>_]<kind>_<step> is one checkpoint of "
+    "rewind checkpoint file, format 3. Each group [run<r>_]<kind>_<step> is one checkpoint of "
     "run r (no prefix: run 0): kind 'restart' holds the state at the start of step <step>, "
     "kind 'pullback' the data the adjoint of step <step> reads. Group attributes: step, kind, "
-    "run, ranks (MPI ranks that wrote it), "
-    "fields, scalar:<name> (e.g. the time), complete (1 once every field is written; a group "
-    "with complete = 0 was cut short and must not be used). Each field is a 1-D float64 "
-    "dataset; rank r wrote rank_counts[r] values at rank_offsets[r], whose checksum (see the "
-    "checksum attribute) is rank_checksums[r]; index is the field's position in the checkpoint.";
+    "run, ranks (MPI ranks that wrote it), fields, scalar:<name> (e.g. the time), complete. "
+    "Each field is a 1-D float64 dataset; rank r wrote rank_counts[r] values at "
+    "rank_offsets[r], whose checksum (see the checksum attribute) is rank_checksums[r]; index "
+    "is the field's position in the checkpoint. The writer seals checkpoints in batches (when it "
+    "flushes or closes the file): only then are rank_checksums filled in and complete set to 1, "
+    "after the data is on disk. A group with complete = 0 was never sealed: its data and "
+    "checksums must not be used.";
 
 constexpr const char* kChecksum =
     "rwd64 over the little-endian float64 bytes of one rank's block: four lanes over 32-byte "
@@ -57,151 +84,6 @@ constexpr const char* kChecksum =
     "rotl(a,1)+rotl(b,7)+rotl(c,12)+rotl(d,18) xor (bytes * 0x94D049BB133111EB), the remaining "
     "words through the lane step, remaining bytes h = (h ^ byte) * 0xBF58476D1CE4E5B9, and the "
     "splitmix64 finaliser (src/storage/checksum.cpp)";
-
-// Silences HDF5's automatic error printing for the duration of one store call; the error stack
-// is turned into the rwd::Error message instead. Restores the caller's setting afterwards.
-class QuietHdf5 {
- public:
-  QuietHdf5() {
-    if (H5Eget_auto2(H5E_DEFAULT, &func_, &data_) < 0) func_ = nullptr;
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  QuietHdf5(const QuietHdf5&) = delete;
-  QuietHdf5& operator=(const QuietHdf5&) = delete;
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-herr_t collect_error(unsigned, const H5E_error2_t* e, void* out) {
-  auto& lines = *static_cast<std::vector<std::string>*>(out);
-  lines.push_back(std::string(e->func_name ? e->func_name : "?") +
-                  "(): " + (e->desc ? e->desc : ""));
-  return 0;
-}
-
-// The HDF5 error stack as one line: the API call, then the innermost entries, which carry what
-// the OS or MPI reported (errno text, MPI error string).
-std::string hdf5_errors() {
-  std::vector<std::string> lines;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &lines);
-  H5Eclear2(H5E_DEFAULT);
-  if (lines.empty()) return "HDF5 gave no details";
-  std::string out = lines.front();
-  const std::size_t from = lines.size() > 3 ? lines.size() - 2 : 1;
-  if (from > 1) out += " ...";
-  for (std::size_t i = from; i < lines.size(); ++i) out += " <- " + lines[i];
-  return out;
-}
-
-[[noreturn]] void h5_fail(const std::string& what) {
-  throw Error(ErrorCode::Io, what + " failed; HDF5 says: " + hdf5_errors());
-}
-
-void h5_check(herr_t rc, const std::string& what) {
-  if (rc < 0) h5_fail(what);
-}
-
-// Owns one HDF5 id and closes it with the matching H5?close.
-class Hid {
- public:
-  using Close = herr_t (*)(hid_t);
-  Hid() = default;
-  Hid(hid_t id, Close close) : id_(id), close_(close) {}
-  Hid(Hid&& o) noexcept : id_(std::exchange(o.id_, -1)), close_(o.close_) {}
-  Hid& operator=(Hid&& o) noexcept {
-    if (this != &o) {
-      reset();
-      id_ = std::exchange(o.id_, -1);
-      close_ = o.close_;
-    }
-    return *this;
-  }
-  Hid(const Hid&) = delete;
-  Hid& operator=(const Hid&) = delete;
-  ~Hid() { reset(); }
-
-  hid_t get() const { return id_; }
-  explicit operator bool() const { return id_ >= 0; }
-  void forget() noexcept { id_ = -1; }  // for ids HDF5 has already closed itself
-  herr_t reset() noexcept {
-    herr_t rc = 0;
-    if (id_ >= 0 && close_ != nullptr) rc = close_(id_);
-    id_ = -1;
-    return rc;
-  }
-
- private:
-  hid_t id_ = -1;
-  Close close_ = nullptr;
-};
-
-Hid make_hid(hid_t id, Hid::Close close, const std::string& what) {
-  if (id < 0) h5_fail(what);
-  return Hid(id, close);
-}
-
-Hid make_space(hsize_t n) {
-  const hsize_t dims[1] = {n};
-  return make_hid(H5Screate_simple(1, dims, nullptr), H5Sclose, "H5Screate_simple");
-}
-
-// This rank's block of a dataset: the file-space hyperslab [offset, offset + count) and a
-// matching memory space (both selecting nothing for an empty block, which HDF5 still needs for
-// the collective call).
-std::pair<Hid, Hid> select_block(hid_t dataset, std::int64_t offset, hsize_t count) {
-  Hid file_space = make_hid(H5Dget_space(dataset), H5Sclose, "H5Dget_space");
-  const hsize_t start = static_cast<hsize_t>(offset);
-  Hid memory_space = make_space(std::max<hsize_t>(count, 1));
-  if (count > 0) {
-    h5_check(
-        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
-        "H5Sselect_hyperslab");
-  } else {
-    h5_check(H5Sselect_none(file_space.get()), "H5Sselect_none");
-    h5_check(H5Sselect_none(memory_space.get()), "H5Sselect_none");
-  }
-  return {std::move(file_space), std::move(memory_space)};
-}
-
-Hid make_scalar_space() {
-  return make_hid(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate(H5S_SCALAR)");
-}
-
-// Attributes are written collectively: every rank passes the same value.
-void write_attribute(hid_t object, const std::string& name, hid_t file_type, hid_t memory_type,
-                     const void* data, std::optional<hsize_t> count) {
-  Hid space = count ? make_space(*count) : make_scalar_space();
-  Hid attr =
-      make_hid(H5Acreate2(object, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-               H5Aclose, "H5Acreate2('" + name + "')");
-  h5_check(H5Awrite(attr.get(), memory_type, data), "H5Awrite('" + name + "')");
-}
-
-void attribute_i64(hid_t object, const std::string& name, std::int64_t value) {
-  write_attribute(object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, std::nullopt);
-}
-
-void attribute_f64(hid_t object, const std::string& name, double value) {
-  write_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, std::nullopt);
-}
-
-void attribute_i64s(hid_t object, const std::string& name, const std::vector<std::int64_t>& v) {
-  write_attribute(object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, v.data(), v.size());
-}
-
-void attribute_u64s(hid_t object, const std::string& name, const std::vector<std::uint64_t>& v) {
-  write_attribute(object, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, v.data(), v.size());
-}
-
-void attribute_string(hid_t object, const std::string& name, const std::string& value) {
-  Hid type = make_hid(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
-  h5_check(H5Tset_size(type.get(), value.size() + 1), "H5Tset_size");
-  h5_check(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), "H5Tset_strpad");
-  write_attribute(object, name, type.get(), type.get(), value.c_str(), std::nullopt);
-}
 
 std::string kind_name(Kind kind) {
   return kind == Kind::Restart ? "restart" : kind == Kind::Pullback ? "pullback" : "final";
@@ -213,121 +95,43 @@ std::string group_name(const Key& key) {
   return run + kind_name(key.kind) + "_" + std::to_string(key.step);
 }
 
-std::string sanitize(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_';
-    out += ok ? c : '_';
-  }
-  return out.empty() ? "_" : out;
+// The OS's reason for a failed job: "field 'u': pwrite of 160000 bytes at byte 4096 failed: File
+// too large".
+std::string job_failure(const detail::JobResult& r, const IoJob& job,
+                        const detail::Layout& layout) {
+  const std::string reason = std::strerror(r.error);
+  if (r.failed_call == "fsync") return "fsync failed: " + reason;
+  const auto& seg = job.segments[r.failed_segment];
+  return "field '" + layout.fields[r.failed_segment].name + "': " + r.failed_call + " of " +
+         std::to_string(seg.bytes) + " bytes at byte " + std::to_string(seg.file_offset) +
+         " failed: " + reason;
 }
-
-// Host, process, time and a per-process counter: distinct for two runs on one machine, two
-// stores in one run, and two machines writing to one shared directory.
-std::string unique_suffix() {
-  static std::atomic<int> counter{0};
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "host");
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32] = {};
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
-  const auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
-      1000000;
-  char frac[16] = {};
-  std::snprintf(frac, sizeof frac, "%06lld", static_cast<long long>(micros));
-  return sanitize(host) + "-" + std::to_string(getpid()) + "-" + stamp + "." + frac + "Z-" +
-         std::to_string(counter++);
-}
-
-const std::string kDirectoryHint =
-    "; set StoreConfig::directory (PETSc: -ts_trajectory_dirname) to an existing writable "
-    "directory";
-
-// Rank 0: checks the directory and creates the (empty) partial file, so that a bad directory is
-// reported in plain words before any collective HDF5 call. Returns the path without extension.
-std::string reserve_file(const std::string& directory, const std::string& label) {
-  if (directory.empty()) {
-    throw Error(ErrorCode::InvalidArgument,
-                std::string(kStore) + ": the directory is empty" + kDirectoryHint);
-  }
-  std::error_code ec;
-  std::filesystem::path dir = std::filesystem::absolute(directory, ec);
-  if (ec) dir = directory;
-  dir = dir.lexically_normal();
-  if (!dir.has_filename() && dir != dir.root_path()) dir = dir.parent_path();
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    const int err = errno;
-    if (err == ENOENT) {
-      throw Error(ErrorCode::Io, std::string(kStore) + ": directory '" + dir.string() +
-                                     "' does not exist; create it first" + kDirectoryHint);
-    }
-    if (err == ENOTDIR) {
-      throw Error(ErrorCode::Io, std::string(kStore) + ": directory '" + dir.string() +
-                                     "' cannot exist: part of its path is a file, not a "
-                                     "directory" +
-                                     kDirectoryHint);
-    }
-    throw Error(ErrorCode::Io, std::string(kStore) + ": cannot access directory '" + dir.string() +
-                                   "' (" + std::strerror(err) + ")" + kDirectoryHint);
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    throw Error(ErrorCode::Io, std::string(kStore) + ": '" + dir.string() + "' is not a directory" +
-                                   kDirectoryHint);
-  }
-  for (int attempt = 0;; ++attempt) {
-    const std::string base = (dir / ("rewind-" + sanitize(label) + "-" + unique_suffix())).string();
-    const std::string partial = base + ".h5.partial";
-    const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ::close(fd);
-      if (::access((base + ".h5").c_str(), F_OK) != 0) return base;
-      ::unlink(partial.c_str());  // a finished file of that name exists: pick another name
-      continue;
-    }
-    const int err = errno;
-    if (err == EEXIST && attempt < 100) continue;
-    throw Error(ErrorCode::Io, std::string(kStore) + ": cannot create a file in directory '" +
-                                   dir.string() + "' (" + std::strerror(err) + ")" +
-                                   kDirectoryHint);
-  }
-}
-
-// While a discarded file is closed, lifts the soft file-size limit (RLIMIT_FSIZE) to the hard
-// one. HDF5 still writes metadata into the file (already emptied and unlinked, so the bytes go
-// nowhere); if those writes fail, HDF5 1.10 leaves the file half closed and crashes when
-// MPI_Finalize shuts the library down. Restored at once.
-class LiftFileSizeLimit {
- public:
-  LiftFileSizeLimit() {
-    if (::getrlimit(RLIMIT_FSIZE, &saved_) == 0 && saved_.rlim_cur < saved_.rlim_max) {
-      struct rlimit lifted = saved_;
-      lifted.rlim_cur = saved_.rlim_max;
-      lifted_ = ::setrlimit(RLIMIT_FSIZE, &lifted) == 0;
-    }
-  }
-  ~LiftFileSizeLimit() {
-    if (lifted_) ::setrlimit(RLIMIT_FSIZE, &saved_);
-  }
-  LiftFileSizeLimit(const LiftFileSizeLimit&) = delete;
-  LiftFileSizeLimit& operator=(const LiftFileSizeLimit&) = delete;
-
- private:
-  struct rlimit saved_ {};
-  bool lifted_ = false;
-};
 
 }  // namespace
 
 struct Hdf5Store::Impl {
+  // A checkpoint read ahead into a staging buffer.
+  struct Prefetch {
+    std::shared_ptr<detail::StagingPool::Lease> buffer;
+    std::shared_ptr<Ticket> ticket;
+    IoJob job;  // the segments, for messages
+  };
+
   struct Entry {
     detail::Layout layout;
-    std::vector<std::uint64_t> checksums;  ///< this rank's block of each field
+    std::vector<std::int64_t> at;          ///< file byte offset of this rank's block per field
+    std::vector<std::uint64_t> checksums;  ///< of this rank's block per field, once written
+    std::shared_ptr<Ticket> write;         ///< the write, until it is reaped
+    std::optional<Prefetch> prefetch;
+    bool behind = false;  ///< moves on the I/O thread (written behind, may be prefetched)
+    bool sealed = false;  ///< rank_checksums and complete = 1 are in the file
+  };
+
+  // A job on the I/O thread, in the order submitted.
+  struct InFlight {
+    std::shared_ptr<Ticket> ticket;
+    Key key;
+    IoJob job;  // kind and segments, for accounting and messages (keep_alive moved out)
   };
 
   MPI_Comm comm = MPI_COMM_NULL;
@@ -338,14 +142,22 @@ struct Hdf5Store::Impl {
   std::string final_path;
   std::string current_path;
   bool keep = false;
+  bool async = true;
+  std::int64_t inline_io_bytes = 0;
   Hid file;
-  Hid dxpl;
+  int fd = -1;
   std::map<Key, Entry> entries;
   StoreStats stats;
-  std::string failure;  ///< non-empty once an I/O failure made the store unusable
+  std::string failure;        ///< non-empty once a failure made the store unusable (agreed)
+  std::optional<Error> kept;  ///< this rank's failure off the collective path, not yet agreed
   bool closed = false;
   bool abandoned = false;
   int uncaught = 0;
+
+  std::shared_ptr<detail::IoThread> io;       // async only
+  std::unique_ptr<detail::StagingPool> pool;  // async only
+  std::deque<InFlight> in_flight;
+  std::deque<detail::StagingPool::Wait> blocked;  // caller waits on this store, for overlap
 
   // Throws Error(Io) on every rank once the store is unusable (the state is the same on all
   // ranks, so no agreement is needed).
@@ -359,6 +171,41 @@ struct Hdf5Store::Impl {
     }
   }
 
+  // Whether `checkpoint` moves on the I/O thread. Decided on the global sizes, which every rank
+  // passes alike (the layout hash checks it).
+  bool behind(const CheckpointView& checkpoint) const {
+    if (!async) return false;
+    std::int64_t global = 0;
+    for (const auto& f : checkpoint.fields) global += f.global_size;
+    return global * static_cast<std::int64_t>(sizeof(double)) > inline_io_bytes * size;
+  }
+
+  std::string io_hint() const {
+    return "; check free space, quotas and permissions of '" + directory +
+           "', or choose another directory (StoreConfig::directory, PETSc: "
+           "-ts_trajectory_dirname)";
+  }
+
+  // What a failure of this call does to the store.
+  enum class OnFailure { CarryOn, Unusable };
+
+  // The agreement every collective call makes, with this rank's kept failure in it: a kept
+  // failure on any rank makes the store unusable on every rank (so does any failure with
+  // OnFailure::Unusable). Every rank throws the same error.
+  void agree_here(std::optional<Error> local, OnFailure on_failure = OnFailure::CarryOn,
+                  std::uint64_t layout = 0, const std::string& mismatch = {}) {
+    try {
+      agree(comm, Verdict{std::move(local), kept, layout, mismatch});
+    } catch (const KeptFailure& e) {
+      failure = e.what();
+      kept.reset();  // reported; the store refuses further calls on every rank
+      throw;
+    } catch (const Error& e) {
+      if (on_failure == OnFailure::Unusable) failure = e.what();
+      throw;
+    }
+  }
+
   // Runs one step that holds collective HDF5 calls, then agrees with the other ranks on whether
   // it failed. A failure makes the store unusable, on every rank.
   template <class Fn>
@@ -366,19 +213,206 @@ struct Hdf5Store::Impl {
     std::optional<Error> local = capture(fn);
     if (local) {
       std::string message = what + " failed on rank " + std::to_string(rank) + ": " + local->what();
-      if (local->code() == ErrorCode::Io) {
-        message += "; check free space, quotas and permissions of '" + directory +
-                   "', or choose another directory (StoreConfig::directory, PETSc: "
-                   "-ts_trajectory_dirname)";
-      }
+      if (local->code() == ErrorCode::Io) message += io_hint();
       local.emplace(local->code(), message);
     }
-    try {
-      agree(comm, local);
-    } catch (const Error& e) {
-      failure = e.what();
-      throw;
+    agree_here(std::move(local), OnFailure::Unusable);
+  }
+
+  // ---- background jobs ------------------------------------------------------------------
+
+  // Adds a finished job's busy time: to io_seconds, and, where the caller was not blocked on
+  // this store meanwhile, to overlap_seconds. Jobs of one store run one after the other, and
+  // the caller's waits are recorded in order, so a wait that ended before this job started
+  // cannot meet a later job either.
+  void account(const detail::JobResult& r, bool background) {
+    const double busy = r.seconds();
+    stats.io_seconds += busy;
+    if (!background) return;
+    while (!blocked.empty() && blocked.front().to <= r.started) blocked.pop_front();
+    double covered = 0.0;
+    for (const auto& w : blocked) {
+      const auto from = std::max(w.from, r.started);
+      const auto to = std::min(w.to, r.finished);
+      if (to > from) covered += std::chrono::duration<double>(to - from).count();
     }
+    stats.overlap_seconds += std::max(0.0, busy - covered);
+  }
+
+  void note_blocked(const detail::StagingPool::Wait& w) {
+    if (w.to <= w.from) return;
+    blocked.push_back(w);
+    stats.wait_seconds += std::chrono::duration<double>(w.to - w.from).count();
+  }
+
+  // Takes in the jobs that finished, in order: checksums of writes, failures kept.
+  void reap() {
+    while (!in_flight.empty() && in_flight.front().ticket->done()) {
+      InFlight f = std::move(in_flight.front());
+      in_flight.pop_front();
+      const detail::JobResult& r = f.ticket->result();
+      if (r.cancelled) continue;
+      account(r, true);
+      if (f.job.kind == IoJob::Kind::Write) {
+        auto it = entries.find(f.key);
+        if (it != entries.end() && it->second.write == f.ticket) {
+          it->second.checksums = r.checksums;
+          it->second.write.reset();
+          if (r.error != 0 && !kept) {
+            kept.emplace(ErrorCode::Io,
+                         detail::where(kStore, "put", f.key, rank) +
+                             ": the background write of checkpoint '" + group_name(f.key) +
+                             "' to '" + partial_path +
+                             "' failed: " + job_failure(r, f.job, it->second.layout) + io_hint());
+          }
+        }
+      } else if (f.job.kind == IoJob::Kind::Sync) {
+        keep_sync_failure(r);
+      }
+      // A prefetch's result is taken by get() from its own ticket.
+    }
+    if (in_flight.empty()) blocked.clear();  // later jobs start after every recorded wait
+  }
+
+  void wait_for(const Ticket& ticket) {
+    if (!ticket.done()) {
+      const auto from = SteadyClock::now();
+      io->wait(ticket);
+      note_blocked({from, SteadyClock::now()});
+    }
+    reap();
+  }
+
+  // Waits for every job of this store.
+  void drain() {
+    if (!in_flight.empty()) wait_for(*in_flight.back().ticket);
+  }
+
+  std::shared_ptr<Ticket> submit(const Key& key, IoJob job) {
+    IoJob record = job;
+    record.keep_alive.reset();
+    auto ticket = io->submit(std::move(job), this);
+    in_flight.push_back({ticket, key, std::move(record)});
+    return ticket;
+  }
+
+  // A checkpoint's bytes as one job, to or from `memory` (fields back to back).
+  IoJob job_for(IoJob::Kind kind, const Entry& e, std::span<double> memory) const {
+    IoJob job;
+    job.kind = kind;
+    job.fd = fd;
+    std::size_t at = 0;
+    for (std::size_t f = 0; f < e.layout.fields.size(); ++f) {
+      const auto n = static_cast<std::size_t>(e.layout.fields[f].size);
+      job.segments.push_back(
+          {e.at[f], reinterpret_cast<std::byte*>(memory.data() + at), n * sizeof(double)});
+      at += n;
+    }
+    return job;
+  }
+
+  void keep_sync_failure(const detail::JobResult& r) {
+    if (r.error == 0 || kept) return;
+    kept.emplace(ErrorCode::Io, std::string(kStore) + ", flush on rank " + std::to_string(rank) +
+                                    ": syncing '" + partial_path +
+                                    "' failed: " + std::strerror(r.error) + io_hint());
+  }
+
+  // Reading `key` went wrong on this rank: the data is unreachable, the store unusable.
+  void keep_read_failure(const Key& key, const detail::JobResult& r, const IoJob& job,
+                         const Entry& e) {
+    if (kept) return;
+    kept.emplace(ErrorCode::Io, detail::where(kStore, "get", key, rank) + ": reading checkpoint '" +
+                                    group_name(key) + "' from '" + partial_path +
+                                    "' failed: " + job_failure(r, job, e.layout));
+  }
+
+  // Compares what was read with what was written; the message names the block.
+  std::optional<Error> verify(const Key& key, const Entry& e,
+                              const std::vector<std::uint64_t>& read) const {
+    for (std::size_t f = 0; f < e.layout.fields.size(); ++f) {
+      const auto& field = e.layout.fields[f];
+      if (read[f] == e.checksums[f]) continue;
+      char hex[64];
+      std::snprintf(hex, sizeof hex, "%016llx, read %016llx",
+                    static_cast<unsigned long long>(e.checksums[f]),
+                    static_cast<unsigned long long>(read[f]));
+      return Error(ErrorCode::Corrupt,
+                   detail::where(kStore, "get", key, rank) + ": checkpoint '" + group_name(key) +
+                       "' in '" + partial_path + "' is corrupt: field '" + field.name + "', rank " +
+                       std::to_string(rank) + "'s block [" + std::to_string(field.offset) + ", " +
+                       std::to_string(field.offset + field.size) +
+                       ") fails its checksum (written " + hex +
+                       "); the file was modified or the storage returned bad data");
+    }
+    return std::nullopt;
+  }
+
+  // Waits for a prefetch and lets go of its buffer. Waiting first means the buffer's bytes are
+  // back in the pool when this returns, on every rank alike (see StagingPool::prefetch_fits).
+  void drop_prefetch(Entry& e) {
+    if (!e.prefetch) return;
+    wait_for(*e.prefetch->ticket);
+    e.prefetch.reset();
+  }
+
+  // ---- sealing and closing ----------------------------------------------------------------
+
+  // Collective: writes rank_checksums and complete = 1 for every checkpoint not sealed yet.
+  // Called with every job finished and no failure kept on any rank.
+  void seal() {
+    std::vector<std::uint64_t> mine;
+    std::vector<Entry*> open;
+    for (auto& [key, e] : entries) {
+      if (e.sealed) continue;
+      open.push_back(&e);
+      mine.insert(mine.end(), e.checksums.begin(), e.checksums.end());
+    }
+    if (open.empty()) return;  // alike on every rank: they hold the same checkpoints
+    std::vector<std::uint64_t> all(mine.size() * static_cast<std::size_t>(size));
+    mpi_check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
+                            static_cast<int>(mine.size()), MPI_UINT64_T, comm),
+              "MPI_Allgather (checksums to seal)");
+    collective(std::string(kStore) + ": sealing " + std::to_string(open.size()) +
+                   " checkpoint(s) in '" + partial_path + "'",
+               [&] {
+                 std::size_t column = 0;
+                 for (auto& [key, e] : entries) {
+                   if (e.sealed) continue;
+                   const std::string path = group_name(key);
+                   Hid group = make_hid(H5Gopen2(file.get(), path.c_str(), H5P_DEFAULT), H5Gclose,
+                                        "H5Gopen2('" + path + "')");
+                   for (const auto& field : e.layout.fields) {
+                     std::vector<std::uint64_t> sums;
+                     for (int r = 0; r < size; ++r) {
+                       sums.push_back(all[static_cast<std::size_t>(r) * mine.size() + column]);
+                     }
+                     ++column;
+                     Hid d = make_hid(H5Dopen2(group.get(), field.name.c_str(), H5P_DEFAULT),
+                                      H5Dclose, "H5Dopen2('" + field.name + "')");
+                     detail::rewrite_attribute_u64s(d.get(), "rank_checksums", sums);
+                   }
+                   detail::rewrite_attribute_i64(group.get(), "complete", 1);
+                 }
+               });
+    for (Entry* e : open) e->sealed = true;
+  }
+
+  // Not collective: the store goes without a word to the other ranks (it is destroyed while an
+  // exception unwinds, or after MPI_Finalize). Queued jobs are dropped, the descriptor closed and
+  // the file unlinked. HDF5's file handle is left to the library: H5Fclose is collective under
+  // MPI-IO and would wait for ranks that may never call it; HDF5 closes it when it shuts down
+  // (in MPI_Finalize), where every rank that let go of the same store takes part.
+  void discard_locally() noexcept {
+    if (io) io->cancel(this);
+    in_flight.clear();
+    entries.clear();
+    io.reset();
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+    ::unlink(partial_path.c_str());  // every such rank tries; the others find it gone
+    file.forget();
+    closed = true;
   }
 
   // Collective: closes the file and renames (keeps) or removes it; returns the agreed failure.
@@ -390,6 +424,8 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
   Impl& s = *impl_;
   s.uncaught = std::uncaught_exceptions();
   s.keep = config.keep_files;
+  s.async = config.async_io;
+  s.inline_io_bytes = config.inline_io_bytes;
   int initialized = 0;
   mpi_check(MPI_Initialized(&initialized), "MPI_Initialized");
   if (!initialized) {
@@ -399,14 +435,17 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
   }
   require(config.comm != MPI_COMM_NULL,
           std::string(kStore) + ": StoreConfig::comm is MPI_COMM_NULL; pass the solver's one");
+  if (s.async) s.pool = std::make_unique<detail::StagingPool>(config.max_staged_bytes);
   mpi_check(MPI_Comm_dup(config.comm, &s.comm), "MPI_Comm_dup");
   mpi_check(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  s.rank = detail::comm_rank(s.comm);
-  s.size = detail::comm_size(s.comm);
+  s.rank = comm_rank(s.comm);
+  s.size = comm_size(s.comm);
 
   std::optional<Error> local;
   std::string base;
-  if (s.rank == 0) local = capture([&] { base = reserve_file(config.directory, config.label); });
+  if (s.rank == 0) {
+    local = capture([&] { base = detail::reserve_file(config.directory, config.label); });
+  }
   int length = static_cast<int>(base.size());
   try {
     mpi_check(MPI_Bcast(&length, 1, MPI_INT, 0, s.comm), "MPI_Bcast (file name)");
@@ -434,39 +473,37 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
                "H5Pset_libver_bounds");
       s.file = make_hid(H5Fcreate(s.partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                         H5Fclose, "H5Fcreate");
-      s.dxpl = make_hid(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate(transfer)");
-      h5_check(H5Pset_dxpl_mpio(s.dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
-      // Collective H5Dwrite/H5Dread, but each rank moves its own contiguous block with its own
-      // MPI-IO call: Open MPI 4.1's collective-buffering write (ompio, fcoll vulcan) reports
-      // success on every rank when an aggregator's write fails (EFBIG, ENOSPC), so the loss
-      // would go unseen. With per-rank I/O, the rank whose write failed sees the error and
-      // the store's agreement spreads it.
-      h5_check(H5Pset_dxpl_mpio_collective_opt(s.dxpl.get(), H5FD_MPIO_INDIVIDUAL_IO),
-               "H5Pset_dxpl_mpio_collective_opt");
       const hid_t root = s.file.get();
-      attribute_string(root, "format", kFormat);
-      attribute_string(root, "checksum", kChecksum);
-      attribute_string(root, "writer", std::string("rewind ") + REWIND_VERSION);
-      attribute_string(root, "label", config.label);
-      attribute_i64(root, "ranks", s.size);
+      detail::attribute_string(root, "format", kFormat);
+      detail::attribute_string(root, "checksum", kChecksum);
+      detail::attribute_string(root, "writer", std::string("rewind ") + REWIND_VERSION);
+      detail::attribute_string(root, "label", config.label);
+      detail::attribute_i64(root, "ranks", s.size);
+      s.fd = ::open(s.partial_path.c_str(), O_RDWR | O_CLOEXEC);
+      if (s.fd < 0) {
+        const int err = errno;
+        throw Error(ErrorCode::Io,
+                    "opening '" + s.partial_path + "' for the data failed: " + std::strerror(err));
+      }
     });
   } catch (...) {
+    if (s.fd >= 0) ::close(s.fd);
+    s.fd = -1;
     s.shut(false);
     throw;
   }
+  if (s.async) s.io = detail::IoThread::acquire();
 }
 
 Hdf5Store::~Hdf5Store() {
   Impl& s = *impl_;
   if (s.closed) return;
-  if (std::uncaught_exceptions() > s.uncaught) s.abandoned = true;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) {
-    // Too late for collective calls; HDF5 closed the file in MPI_Finalize.
-    s.file.forget();
-    s.dxpl.forget();
-    if (s.rank == 0) ::unlink(s.partial_path.c_str());
+  // While an exception unwinds, this rank may be the only one here: a collective close would
+  // wait for ranks that never come (the rank would hang instead of reporting its error).
+  if (finalized || std::uncaught_exceptions() > s.uncaught) {
+    s.discard_locally();
     return;
   }
   try {
@@ -486,6 +523,8 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
       if (!result) result = e;
     }
   };
+  if (fd >= 0) ::close(fd);  // every job has finished (close() drained the queue)
+  fd = -1;
   if (!keep_file) {
     // A file that is not kept is emptied and unlinked before HDF5 closes it: its space comes
     // back at once (so the metadata HDF5 still writes while closing finds room on a full disk),
@@ -494,10 +533,10 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
     std::optional<Error> removed;
     if (rank == 0) {
       removed = capture([&] {
-        const int fd = ::open(partial_path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd >= 0) {
-          [[maybe_unused]] const int rc = ::ftruncate(fd, 0);  // best effort; unlinked below
-          ::close(fd);
+        const int f = ::open(partial_path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (f >= 0) {
+          [[maybe_unused]] const int rc = ::ftruncate(f, 0);  // best effort; unlinked below
+          ::close(f);
         }
         if (::unlink(partial_path.c_str()) != 0 && errno != ENOENT) {
           const int err = errno;
@@ -509,9 +548,8 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
     settle(removed);
   }
   settle(capture([&] {
-    std::optional<LiftFileSizeLimit> lift;
+    std::optional<detail::LiftFileSizeLimit> lift;
     if (!keep_file) lift.emplace();
-    dxpl.reset();
     if (file && file.reset() < 0) h5_fail("hdf5 store: closing '" + partial_path + "'");
   }));
   if (keep_file) {
@@ -535,6 +573,7 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
     if (!result) current_path = final_path;
   }
   closed = true;
+  io.reset();
   MPI_Comm_free(&comm);
   return result;
 }
@@ -542,42 +581,75 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
 void Hdf5Store::close() {
   Impl& s = *impl_;
   if (s.closed) return;
-  const bool keep = s.keep && s.failure.empty() && !s.abandoned;
-  if (auto e = s.shut(keep)) throw *e;
+  QuietHdf5 quiet;
+  // No job may be in flight when HDF5 closes the file (it may truncate it to its allocated end).
+  s.drain();
+  std::optional<Error> result;
+  try {
+    s.agree_here(std::nullopt);
+  } catch (const Error& e) {
+    result = e;
+  }
+  // Keep the file only if every rank can: abandon() is rank-local.
+  const int discard_here = !s.keep || !s.failure.empty() || s.abandoned ? 1 : 0;
+  int discard = discard_here;
+  if (MPI_Allreduce(&discard_here, &discard, 1, MPI_INT, MPI_MAX, s.comm) != MPI_SUCCESS) {
+    discard = 1;
+  }
+  if (!discard) {
+    try {
+      s.seal();
+    } catch (const Error& e) {
+      result = e;
+      discard = 1;
+    }
+  }
+  const std::optional<Error> shut = s.shut(!discard);
+  if (!result) result = shut;
+  if (result) throw *result;
 }
 
 void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   QuietHdf5 quiet;
   Impl& s = *impl_;
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   s.check_usable("put", &key);
+  s.reap();
   const std::string at = detail::where(kStore, "put", key, -1);
-  std::optional<Error> local = capture([&] {
-    if (contains(key)) detail::throw_duplicate(kStore, key, s.rank);
-    detail::validate_put(kStore, key, checkpoint, s.rank);
-  });
-  agree(s.comm, local, detail::layout_hash(checkpoint),
-        at + ": the ranks passed different checkpoint layouts (field names or global sizes, "
-             "scalar names or values differ between ranks); every rank must pass the same "
-             "fields and scalars, each with its own block");
+  Impl::Entry entry;
+  std::shared_ptr<detail::StagingPool::Lease> buffer;
+  s.agree_here(capture([&] {
+                 if (contains(key)) detail::throw_duplicate(kStore, key, s.rank);
+                 detail::validate_put(kStore, key, checkpoint, s.rank);
+                 entry.layout = detail::layout_of(checkpoint);
+                 entry.behind = s.behind(checkpoint);
+                 if (!entry.behind) return;
+                 // Copied before anything collective, so a failure here is agreed on too.
+                 detail::StagingPool::Wait waited;
+                 buffer = std::make_shared<detail::StagingPool::Lease>(
+                     s.pool->acquire(static_cast<std::size_t>(entry.layout.doubles()),
+                                     detail::StagingPool::Use::Write, &waited));
+                 s.note_blocked(waited);
+                 detail::pack(checkpoint, buffer->span());
+               }),
+               Impl::OnFailure::CarryOn, detail::layout_hash(checkpoint),
+               at + ": the ranks passed different checkpoint layouts (field names or global "
+                    "sizes, scalar names or values differ between ranks); every rank must pass "
+                    "the same fields and scalars, each with its own block");
 
-  // Every rank learns every block and checksum: the attributes are written collectively.
+  // Every rank learns every block: the ranks' blocks must tile each field, and the attributes
+  // are written collectively.
   const std::size_t nf = checkpoint.fields.size();
-  Impl::Entry entry{detail::layout_of(checkpoint), {}};
-  std::vector<std::uint64_t> mine(3 * nf);
+  std::vector<std::int64_t> mine(2 * nf);
   for (std::size_t f = 0; f < nf; ++f) {
-    const auto& field = checkpoint.fields[f];
-    entry.checksums.push_back(detail::checksum(field.data));
-    mine[3 * f] = static_cast<std::uint64_t>(field.offset);
-    mine[3 * f + 1] = field.data.size();
-    mine[3 * f + 2] = entry.checksums.back();
+    mine[2 * f] = checkpoint.fields[f].offset;
+    mine[2 * f + 1] = static_cast<std::int64_t>(checkpoint.fields[f].data.size());
   }
-  std::vector<std::uint64_t> all(3 * nf * static_cast<std::size_t>(s.size));
-  mpi_check(MPI_Allgather(mine.data(), static_cast<int>(3 * nf), MPI_UINT64_T, all.data(),
-                          static_cast<int>(3 * nf), MPI_UINT64_T, s.comm),
-            "MPI_Allgather (blocks and checksums)");
+  std::vector<std::int64_t> all(2 * nf * static_cast<std::size_t>(s.size));
+  mpi_check(MPI_Allgather(mine.data(), static_cast<int>(2 * nf), MPI_INT64_T, all.data(),
+                          static_cast<int>(2 * nf), MPI_INT64_T, s.comm),
+            "MPI_Allgather (blocks)");
   std::vector<std::vector<std::int64_t>> offsets(nf), counts(nf);
-  std::vector<std::vector<std::uint64_t>> sums(nf);
   for (std::size_t f = 0; f < nf; ++f) {
     struct Block {
       std::int64_t begin, end;
@@ -585,14 +657,10 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     };
     std::vector<Block> blocks;
     for (int r = 0; r < s.size; ++r) {
-      const std::uint64_t* b = &all[3 * (static_cast<std::size_t>(r) * nf + f)];
-      offsets[f].push_back(static_cast<std::int64_t>(b[0]));
-      counts[f].push_back(static_cast<std::int64_t>(b[1]));
-      sums[f].push_back(b[2]);
-      if (b[1] > 0) {
-        blocks.push_back(
-            {static_cast<std::int64_t>(b[0]), static_cast<std::int64_t>(b[0] + b[1]), r});
-      }
+      const std::int64_t* b = &all[2 * (static_cast<std::size_t>(r) * nf + f)];
+      offsets[f].push_back(b[0]);
+      counts[f].push_back(b[1]);
+      if (b[1] > 0) blocks.push_back({b[0], b[0] + b[1], r});
     }
     std::sort(blocks.begin(), blocks.end(),
               [](const Block& a, const Block& b) { return a.begin < b.begin; });
@@ -622,154 +690,183 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     }
   }
 
+  entry.at.assign(nf, 0);
   const std::string group_path = group_name(key);
   const std::string in_file = "' in '" + s.partial_path + "'";
-  Hid group;
-  std::vector<Hid> datasets(nf);
-  s.collective(at + ": creating checkpoint '" + group_path + in_file, [&] {
-    group = make_hid(
-        H5Gcreate2(s.file.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-        H5Gclose, "H5Gcreate2('" + group_path + "')");
-    const hid_t g = group.get();
-    attribute_i64(g, "step", key.step);
-    attribute_string(g, "kind", kind_name(key.kind));
-    attribute_i64(g, "run", key.run);
-    attribute_i64(g, "ranks", s.size);
-    attribute_i64(g, "fields", static_cast<std::int64_t>(nf));
-    for (const auto& scalar : checkpoint.scalars) {
-      attribute_f64(g, "scalar:" + std::string(scalar.name), scalar.value);
-    }
-    attribute_i64(g, "complete", 0);
-    Hid dcpl = make_hid(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate(dataset create)");
-    h5_check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-    h5_check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
-    // Parallel HDF5 allocates contiguous datasets at creation anyway; say so.
-    h5_check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-    for (std::size_t f = 0; f < nf; ++f) {
-      const auto& field = checkpoint.fields[f];
-      const std::string name(field.name);
-      Hid space = make_space(static_cast<hsize_t>(field.global_size));
-      datasets[f] = make_hid(H5Dcreate2(g, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                                        dcpl.get(), H5P_DEFAULT),
-                             H5Dclose, "H5Dcreate2('" + name + "')");
-      const hid_t d = datasets[f].get();
-      attribute_i64(d, "index", static_cast<std::int64_t>(f));
-      attribute_i64(d, "global_size", field.global_size);
-      attribute_i64s(d, "rank_offsets", offsets[f]);
-      attribute_i64s(d, "rank_counts", counts[f]);
-      attribute_u64s(d, "rank_checksums", sums[f]);
-    }
-  });
-  for (std::size_t f = 0; f < nf; ++f) {
-    const auto& field = checkpoint.fields[f];
-    if (field.global_size == 0) continue;  // no storage is allocated for an empty dataset
-    s.collective(at + ": writing field '" + std::string(field.name) + in_file, [&] {
-      const hsize_t count = field.data.size();
-      auto [file_space, memory_space] = select_block(datasets[f].get(), field.offset, count);
-      static const double empty = 0.0;
-      const double* data = count > 0 ? field.data.data() : &empty;
-      h5_check(H5Dwrite(datasets[f].get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
-                        s.dxpl.get(), data),
-               "H5Dwrite");
-    });
+  // Bytes that move on this thread move inside this step, so a failed write is agreed on here.
+  s.collective(
+      at + (entry.behind ? ": creating checkpoint '" : ": writing checkpoint '") + group_path +
+          in_file,
+      [&] {
+        Hid group = make_hid(
+            H5Gcreate2(s.file.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Gclose, "H5Gcreate2('" + group_path + "')");
+        const hid_t g = group.get();
+        detail::attribute_i64(g, "step", key.step);
+        detail::attribute_string(g, "kind", kind_name(key.kind));
+        detail::attribute_i64(g, "run", key.run);
+        detail::attribute_i64(g, "ranks", s.size);
+        detail::attribute_i64(g, "fields", static_cast<std::int64_t>(nf));
+        for (const auto& scalar : checkpoint.scalars) {
+          detail::attribute_f64(g, "scalar:" + std::string(scalar.name), scalar.value);
+        }
+        detail::attribute_i64(g, "complete", 0);
+        Hid dcpl = make_hid(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate(dataset create)");
+        h5_check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+        h5_check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+        // The extent must exist before any rank writes into it (see the top of file).
+        h5_check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+        const std::vector<std::uint64_t> unsealed(static_cast<std::size_t>(s.size), 0);
+        for (std::size_t f = 0; f < nf; ++f) {
+          const auto& field = checkpoint.fields[f];
+          const std::string name(field.name);
+          Hid space = detail::make_space(static_cast<hsize_t>(field.global_size));
+          Hid d = make_hid(H5Dcreate2(g, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                      dcpl.get(), H5P_DEFAULT),
+                           H5Dclose, "H5Dcreate2('" + name + "')");
+          detail::attribute_i64(d.get(), "index", static_cast<std::int64_t>(f));
+          detail::attribute_i64(d.get(), "global_size", field.global_size);
+          detail::attribute_i64s(d.get(), "rank_offsets", offsets[f]);
+          detail::attribute_i64s(d.get(), "rank_counts", counts[f]);
+          detail::attribute_u64s(d.get(), "rank_checksums", unsealed);  // at the seal
+          if (field.global_size > 0) {  // an empty dataset has no storage
+            const haddr_t address = H5Dget_offset(d.get());
+            if (address == HADDR_UNDEF) h5_fail("H5Dget_offset('" + name + "')");
+            entry.at[f] = static_cast<std::int64_t>(address) + 8 * field.offset;
+          }
+        }
+        if (!entry.behind) {
+          // Straight from the caller's buffers: no staging copy.
+          IoJob job;
+          job.kind = IoJob::Kind::Write;
+          job.fd = s.fd;
+          for (std::size_t f = 0; f < nf; ++f) {
+            const auto& data = checkpoint.fields[f].data;
+            job.segments.push_back(
+                {entry.at[f],
+                 const_cast<std::byte*>(reinterpret_cast<const std::byte*>(data.data())),
+                 data.size_bytes()});
+          }
+          const detail::JobResult r = detail::run_job(job);
+          s.account(r, false);
+          if (r.error != 0) {
+            throw Error(ErrorCode::Io, job_failure(r, job, entry.layout));
+          }
+          entry.checksums = r.checksums;
+        }
+      });
+  if (entry.behind) {
+    IoJob job = s.job_for(IoJob::Kind::Write, entry, buffer->span());
+    job.keep_alive = std::move(buffer);
+    entry.write = s.submit(key, std::move(job));
   }
-  s.collective(at + ": marking checkpoint '" + group_path + "' complete" + in_file, [&] {
-    for (auto& d : datasets) h5_check(d.reset(), "H5Dclose");
-    const std::int64_t one = 1;
-    Hid attr = make_hid(H5Aopen(group.get(), "complete", H5P_DEFAULT), H5Aclose, "H5Aopen");
-    h5_check(H5Awrite(attr.get(), H5T_NATIVE_INT64, &one), "H5Awrite('complete')");
-    attr.reset();
-    h5_check(group.reset(), "H5Gclose");
-  });
-
-  const std::int64_t bytes = entry.layout.doubles() * static_cast<std::int64_t>(sizeof(double));
+  const std::int64_t bytes = entry.layout.bytes();
   s.entries.emplace(key, std::move(entry));
-  s.stats.writes += 1;
-  s.stats.bytes_written += bytes;
-  s.stats.live = static_cast<std::int64_t>(s.entries.size());
-  s.stats.peak_live = std::max(s.stats.peak_live, s.stats.live);
+  detail::count_put(s.stats, bytes, static_cast<std::int64_t>(s.entries.size()));
   s.stats.write_seconds += seconds_since(t0);
 }
 
 void Hdf5Store::get(const Key& key, const CheckpointSpan& out) {
-  QuietHdf5 quiet;
   Impl& s = *impl_;
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   s.check_usable("get", &key);
+  s.reap();
   const auto it = s.entries.find(key);
-  agree(s.comm, capture([&] {
-          if (it == s.entries.end()) detail::throw_missing(kStore, "get", key, s.rank);
-          detail::validate_get(kStore, key, it->second.layout, out, s.rank);
-        }));
-  const Impl::Entry& entry = it->second;
-  const std::string at = detail::where(kStore, "get", key, -1);
-  const std::string group_path = group_name(key);
-  const std::string in_file = "' in '" + s.partial_path + "'";
-  const std::size_t nf = out.fields.size();
-  std::vector<Hid> datasets(nf);
-  s.collective(at + ": opening checkpoint '" + group_path + in_file, [&] {
-    Hid group = make_hid(H5Gopen2(s.file.get(), group_path.c_str(), H5P_DEFAULT), H5Gclose,
-                         "H5Gopen2('" + group_path + "')");
-    for (std::size_t f = 0; f < nf; ++f) {
-      const std::string name(out.fields[f].name);
-      datasets[f] = make_hid(H5Dopen2(group.get(), name.c_str(), H5P_DEFAULT), H5Dclose,
-                             "H5Dopen2('" + name + "')");
-    }
+  std::optional<Error> local = capture([&] {
+    if (it == s.entries.end()) detail::throw_missing(kStore, "get", key, s.rank);
+    detail::validate_get(kStore, key, it->second.layout, out, s.rank);
   });
-  for (std::size_t f = 0; f < nf; ++f) {
-    const auto& field = out.fields[f];
-    if (field.global_size == 0) continue;
-    s.collective(at + ": reading field '" + std::string(field.name) + in_file, [&] {
-      const hsize_t count = field.data.size();
-      auto [file_space, memory_space] = select_block(datasets[f].get(), field.offset, count);
-      double empty = 0.0;
-      double* data = count > 0 ? field.data.data() : &empty;
-      h5_check(H5Dread(datasets[f].get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
-                       s.dxpl.get(), data),
-               "H5Dread");
-      h5_check(datasets[f].reset(), "H5Dclose");
-    });
+  if (!local) {
+    Impl::Entry& e = it->second;
+    if (e.write) s.wait_for(*e.write);
+    if (e.prefetch) {
+      Impl::Prefetch p = std::move(*e.prefetch);
+      e.prefetch.reset();
+      s.stats.prefetch_hits += 1;
+      if (!p.ticket->done()) s.stats.prefetch_late += 1;
+      s.wait_for(*p.ticket);
+      const detail::JobResult& r = p.ticket->result();
+      if (r.error != 0) {
+        s.keep_read_failure(key, r, p.job, e);
+      } else if (!s.kept) {
+        local = s.verify(key, e, r.checksums);
+        if (!local) detail::unpack(p.buffer->span(), out);
+      }
+    } else if (!s.kept) {
+      // Straight into the caller's buffers, on this thread: no copy, and nothing to wait for.
+      IoJob job;
+      job.kind = IoJob::Kind::Read;
+      job.fd = s.fd;
+      for (std::size_t f = 0; f < out.fields.size(); ++f) {
+        const auto& data = out.fields[f].data;
+        job.segments.push_back(
+            {e.at[f], reinterpret_cast<std::byte*>(data.data()), data.size_bytes()});
+      }
+      const detail::JobResult r = detail::run_job(job);
+      s.account(r, false);
+      if (r.error != 0) {
+        s.keep_read_failure(key, r, job, e);
+      } else {
+        local = s.verify(key, e, r.checksums);
+      }
+    }
+  } else if (it != s.entries.end()) {
+    s.drop_prefetch(it->second);  // so every rank's pool holds the same prefetches
   }
   // A damaged block is this rank's finding; every rank throws it, and the store stays usable.
-  agree(s.comm, capture([&] {
-          for (std::size_t f = 0; f < nf; ++f) {
-            const auto& field = out.fields[f];
-            const std::uint64_t sum = detail::checksum(std::span<const double>(field.data));
-            if (sum == entry.checksums[f]) continue;
-            char hex[64];
-            std::snprintf(hex, sizeof hex, "%016llx, read %016llx",
-                          static_cast<unsigned long long>(entry.checksums[f]),
-                          static_cast<unsigned long long>(sum));
-            throw Error(
-                ErrorCode::Corrupt,
-                detail::where(kStore, "get", key, s.rank) + ": checkpoint '" + group_path +
-                    in_file + " is corrupt: field '" + std::string(field.name) + "', rank " +
-                    std::to_string(s.rank) + "'s block [" + std::to_string(field.offset) + ", " +
-                    std::to_string(field.offset + static_cast<std::int64_t>(field.data.size())) +
-                    ") fails its checksum (written " + hex +
-                    "); the file was modified or the storage returned bad data");
-          }
-        }));
-  detail::fill_scalars(entry.layout, out);
-  s.stats.reads += 1;
-  s.stats.bytes_read += entry.layout.doubles() * static_cast<std::int64_t>(sizeof(double));
+  s.agree_here(local);
+  detail::fill_scalars(it->second.layout, out);
+  detail::count_get(s.stats, it->second.layout.bytes());
   s.stats.read_seconds += seconds_since(t0);
+}
+
+void Hdf5Store::prefetch(const Key& key) {
+  Impl& s = *impl_;
+  s.check_usable("prefetch", &key);
+  const auto it = s.entries.find(key);
+  if (it == s.entries.end()) detail::throw_missing(kStore, "prefetch", key, s.rank);
+  Impl::Entry& e = it->second;
+  if (!e.behind || e.prefetch) return;
+  s.reap();
+  const std::int64_t bytes = e.layout.bytes();
+  if (!s.pool->prefetch_fits(bytes)) {
+    s.stats.prefetch_skipped += 1;
+    return;
+  }
+  detail::StagingPool::Wait waited;
+  auto buffer = std::make_shared<detail::StagingPool::Lease>(s.pool->acquire(
+      static_cast<std::size_t>(e.layout.doubles()), detail::StagingPool::Use::Prefetch, &waited));
+  s.note_blocked(waited);
+  IoJob job = s.job_for(IoJob::Kind::Read, e, buffer->span());
+  IoJob record = job;
+  job.keep_alive = buffer;
+  // Queued behind this checkpoint's write, if that is still pending: the queue is FIFO.
+  e.prefetch = Impl::Prefetch{buffer, s.submit(key, std::move(job)), std::move(record)};
 }
 
 void Hdf5Store::erase(const Key& key) {
   QuietHdf5 quiet;
   Impl& s = *impl_;
   s.check_usable("erase", &key);
-  agree(s.comm, capture([&] {
-          if (!contains(key)) detail::throw_missing(kStore, "erase", key, s.rank);
-        }));
+  s.reap();
+  const auto it = s.entries.find(key);
+  std::optional<Error> local = capture([&] {
+    if (it == s.entries.end()) detail::throw_missing(kStore, "erase", key, s.rank);
+  });
+  if (!local) {
+    // HDF5 may give the freed extent to a later dataset: nothing of ours may still touch it.
+    if (it->second.write) s.wait_for(*it->second.write);
+    s.drop_prefetch(it->second);
+  }
+  s.agree_here(local);
   const std::string group_path = group_name(key);
   s.collective(
       detail::where(kStore, "erase", key, -1) + ": unlinking '" + group_path + "' in '" +
           s.partial_path + "'",
       [&] { h5_check(H5Ldelete(s.file.get(), group_path.c_str(), H5P_DEFAULT), "H5Ldelete"); });
-  s.entries.erase(key);
-  s.stats.live = static_cast<std::int64_t>(s.entries.size());
+  const std::int64_t bytes = it->second.layout.bytes();
+  s.entries.erase(it);
+  detail::count_erase(s.stats, bytes, static_cast<std::int64_t>(s.entries.size()));
 }
 
 bool Hdf5Store::contains(const Key& key) const {
@@ -777,7 +874,15 @@ bool Hdf5Store::contains(const Key& key) const {
 }
 
 StoreStats Hdf5Store::stats() const {
-  return impl_->stats;
+  Impl& s = *impl_;
+  if (!s.closed) s.reap();
+  StoreStats out = s.stats;
+  if (s.pool) {
+    const auto pool = s.pool->stats();
+    out.peak_staged_bytes = pool.peak_in_use_bytes;
+    out.staged_over_limit = pool.over_limit;
+  }
+  return out;
 }
 
 std::string Hdf5Store::path() const {
@@ -792,10 +897,30 @@ MPI_Comm Hdf5Store::collective_comm() const {
   return impl_->comm;
 }
 
+std::string Hdf5Store::io_mode() const {
+  if (!impl_->async) return "synchronous (StoreConfig::async_io is off)";
+  return "write-behind and prefetch on the process I/O thread (POSIX pwrite/pread; HDF5 and MPI "
+         "on the calling thread)";
+}
+
 void Hdf5Store::flush() {
   QuietHdf5 quiet;
   Impl& s = *impl_;
   s.check_usable("flush", nullptr);
+  // The data is on disk before the seal marks it complete.
+  IoJob sync;
+  sync.kind = IoJob::Kind::Sync;
+  sync.fd = s.fd;
+  if (s.async) {
+    s.submit(Key{}, std::move(sync));
+    s.drain();
+  } else {
+    const detail::JobResult r = detail::run_job(sync);
+    s.account(r, false);
+    s.keep_sync_failure(r);
+  }
+  s.agree_here(std::nullopt);
+  s.seal();
   s.collective(std::string(kStore) + ", flush: flushing '" + s.partial_path + "'",
                [&] { h5_check(H5Fflush(s.file.get(), H5F_SCOPE_GLOBAL), "H5Fflush"); });
 }

@@ -1,6 +1,8 @@
 #include "layout.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <cstring>
 #include <set>
 
 #include "checksum.hpp"
@@ -100,6 +102,26 @@ void validate_get(std::string_view store, const Key& key, const Layout& written,
   }
 }
 
+void pack(const CheckpointView& checkpoint, std::span<double> to) {
+  std::size_t at = 0;
+  for (const auto& f : checkpoint.fields) {
+    if (f.data.empty()) continue;
+    require(at + f.data.size() <= to.size(), "pack: the buffer is too small (a bug in rewind)");
+    std::memcpy(to.data() + at, f.data.data(), f.data.size_bytes());
+    at += f.data.size();
+  }
+}
+
+void unpack(std::span<const double> from, const CheckpointSpan& out) {
+  std::size_t at = 0;
+  for (const auto& f : out.fields) {
+    if (f.data.empty()) continue;
+    require(at + f.data.size() <= from.size(), "unpack: the buffer is too small (a bug in rewind)");
+    std::memcpy(f.data.data(), from.data() + at, f.data.size_bytes());
+    at += f.data.size();
+  }
+}
+
 void fill_scalars(const Layout& written, const CheckpointSpan& out) {
   for (auto& s : out.scalars) {
     for (std::size_t i = 0; i < written.scalar_names.size(); ++i) {
@@ -130,6 +152,25 @@ std::uint64_t layout_hash(const CheckpointView& checkpoint) {
     add(&bits, sizeof bits);
   }
   return checksum(std::span<const std::byte>(bytes));
+}
+
+void count_put(StoreStats& stats, std::int64_t bytes, std::int64_t live) {
+  stats.writes += 1;
+  stats.bytes_written += bytes;
+  stats.live = live;
+  stats.peak_live = std::max(stats.peak_live, live);
+  stats.live_bytes += bytes;
+  stats.peak_bytes = std::max(stats.peak_bytes, stats.live_bytes);
+}
+
+void count_get(StoreStats& stats, std::int64_t bytes) {
+  stats.reads += 1;
+  stats.bytes_read += bytes;
+}
+
+void count_erase(StoreStats& stats, std::int64_t bytes, std::int64_t live) {
+  stats.live = live;
+  stats.live_bytes -= bytes;
 }
 
 void throw_missing(std::string_view store, std::string_view call, const Key& key, int rank) {

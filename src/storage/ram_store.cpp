@@ -2,7 +2,6 @@
 #include "rewind/timing.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "layout.hpp"
@@ -14,8 +13,6 @@ struct RamStore::Entry {
   std::size_t slot = 0;
   detail::Layout layout;
 };
-
-namespace {}  // namespace
 
 RamStore::RamStore(const StoreConfig& config) {
   int initialized = 0;
@@ -76,39 +73,28 @@ std::size_t RamStore::take_slot(std::size_t doubles) {
 }
 
 void RamStore::put(const Key& key, const CheckpointView& checkpoint) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   if (contains(key)) detail::throw_duplicate("ram store", key, rank_);
   detail::validate_put("ram store", key, checkpoint, rank_);
   auto entry = std::make_unique<Entry>(Entry{0, detail::layout_of(checkpoint)});
   const auto total = static_cast<std::size_t>(entry->layout.doubles());
   entry->slot = take_slot(total);
-  double* dst = slots_[entry->slot].data.get();
-  for (const auto& f : checkpoint.fields) {
-    if (!f.data.empty()) std::memcpy(dst, f.data.data(), f.data.size_bytes());
-    dst += f.data.size();
-  }
+  detail::pack(checkpoint, {slots_[entry->slot].data.get(), slots_[entry->slot].capacity});
+  const std::int64_t bytes = entry->layout.bytes();
   entries_.emplace(key, std::move(entry));
-  stats_.writes += 1;
-  stats_.bytes_written += static_cast<std::int64_t>(total * sizeof(double));
-  stats_.live = static_cast<std::int64_t>(entries_.size());
-  stats_.peak_live = std::max(stats_.peak_live, stats_.live);
+  detail::count_put(stats_, bytes, static_cast<std::int64_t>(entries_.size()));
   stats_.write_seconds += seconds_since(t0);
 }
 
 void RamStore::get(const Key& key, const CheckpointSpan& out) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   const auto it = entries_.find(key);
   if (it == entries_.end()) detail::throw_missing("ram store", "get", key, rank_);
   const Entry& entry = *it->second;
   detail::validate_get("ram store", key, entry.layout, out, rank_);
-  const double* src = slots_[entry.slot].data.get();
-  for (const auto& f : out.fields) {
-    if (!f.data.empty()) std::memcpy(f.data.data(), src, f.data.size_bytes());
-    src += f.data.size();
-  }
+  detail::unpack({slots_[entry.slot].data.get(), slots_[entry.slot].capacity}, out);
   detail::fill_scalars(entry.layout, out);
-  stats_.reads += 1;
-  stats_.bytes_read += entry.layout.doubles() * static_cast<std::int64_t>(sizeof(double));
+  detail::count_get(stats_, entry.layout.bytes());
   stats_.read_seconds += seconds_since(t0);
 }
 
@@ -116,8 +102,9 @@ void RamStore::erase(const Key& key) {
   const auto it = entries_.find(key);
   if (it == entries_.end()) detail::throw_missing("ram store", "erase", key, rank_);
   free_.push_back(it->second->slot);
+  const std::int64_t bytes = it->second->layout.bytes();
   entries_.erase(it);
-  stats_.live = static_cast<std::int64_t>(entries_.size());
+  detail::count_erase(stats_, bytes, static_cast<std::int64_t>(entries_.size()));
 }
 
 bool RamStore::contains(const Key& key) const {

@@ -398,7 +398,7 @@ void expect_failed_run(TestStepper& s, const EngineConfig& c, const std::string&
 EngineConfig disk_config(const std::string& dir, bool async) {
   EngineConfig c = config("storeall", 1, kUnlimited);
   c.store.directory = dir;
-  c.async_io = async;
+  c.store.async_io = async;
   if (MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS) std::filesystem::create_directories(dir);
   MPI_Barrier(MPI_COMM_WORLD);
   return c;
@@ -417,7 +417,7 @@ TEST_P(EngineFailures, DiskFullDuringTheRunIsAnErrorOnEveryRank) {
   rlimit small = old;
   small.rlim_cur = 256 * 1024;
   setrlimit(RLIMIT_FSIZE, &small);
-  expect_failed_run(l96, c, "HDF5");
+  expect_failed_run(l96, c, "File too large");
   setrlimit(RLIMIT_FSIZE, &old);
   // The error names the file or directory it could not write.
   std::string what;
@@ -514,7 +514,6 @@ TEST_P(EngineFailures, CorruptedCheckpointIsAnErrorOnEveryRankNotAWrongGradient)
   const EngineConfig c = disk_config(scratch_dir() + "/corrupt", GetParam());
   engine::StoresConfig sc;
   sc.store = c.store;
-  sc.async_io = c.async_io;
   auto stores = std::make_shared<engine::Stores>(sc);
   std::string what;
   {

@@ -25,7 +25,7 @@ StoresConfig stores_config(const std::string& sub, bool async = true) {
   c.store.comm = MPI_COMM_WORLD;
   c.store.directory = scratch_dir(sub);
   c.store.label = "recording-test";
-  c.async_io = async;
+  c.store.async_io = async;
   return c;
 }
 

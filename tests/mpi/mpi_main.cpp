@@ -1,13 +1,17 @@
 // Shared main of the MPI tests: initialises MPI once, lets only rank 0 print, and makes every
 // rank exit non-zero if any rank failed, so mpiexec and ctest see one verdict. It asks for
-// MPI_THREAD_MULTIPLE, which the asynchronous stores need to overlap collective I/O (tests read
-// what was granted with MPI_Query_thread).
+// MPI_THREAD_MULTIPLE, the most permissive level, or for REWIND_TEST_THREAD_LEVEL when that is
+// defined (rewind_mpi_test_main_funneled: MPI_THREAD_FUNNELED, as PetscInitialize asks).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#ifndef REWIND_TEST_THREAD_LEVEL
+#define REWIND_TEST_THREAD_LEVEL MPI_THREAD_MULTIPLE
+#endif
+
 int main(int argc, char** argv) {
   int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Init_thread(&argc, &argv, REWIND_TEST_THREAD_LEVEL, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -15,10 +15,9 @@ namespace rwd::engine {
 
 /// How to run: the recording's schedule and budget, and the stores'.
 struct EngineConfig : RecordingConfig {
-  storage::StoreConfig store;       ///< communicator, directory, keep_files, label
+  storage::StoreConfig store;       ///< communicator, directory, keep_files, label, async_io
   std::string ram_store = "ram";    ///< store for RAM checkpoints
   std::string disk_store = "hdf5";  ///< store for disk checkpoints
-  bool async_io = true;             ///< disk writes behind the computation, reads ahead of it
 };
 
 /// Runs adjoints of one stepper. Collective on config.store.comm: every rank constructs it and

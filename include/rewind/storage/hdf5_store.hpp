@@ -11,7 +11,7 @@
 
 namespace rwd::storage {
 
-/// Checkpoint store in one parallel HDF5 file, written with collective MPI-IO.
+/// Checkpoint store in one parallel HDF5 file.
 ///
 /// The file `<directory>/rewind-<label>-<host>-<pid>-<time>-<n>.h5` is created at construction
 /// and stays open for the life of the store. While the store is live it is named `<that>.partial`;
@@ -19,39 +19,64 @@ namespace rwd::storage {
 /// failure (an I/O error, abandon(), or destruction while an exception unwinds) it is deleted
 /// even with keep_files.
 ///
-/// Each checkpoint is a group `<kind>_<step>` ("restart_12", "adjoint_12") with one contiguous
-/// 1-D float64 dataset per field; each rank writes and reads only its block, at its offset. The
-/// group's attributes are step, kind, ranks, scalar:<name> for each scalar and complete (0 while
-/// the checkpoint is written, 1 once all of it is); each dataset's are index (its position in
-/// the checkpoint), global_size, and rank_offsets, rank_counts, rank_checksums indexed by rank.
-/// The ranks' blocks of a field must tile [0, global_size) exactly.
+/// Each checkpoint is a group `[run<r>_]<kind>_<step>` ("restart_12", "pullback_12") with one
+/// contiguous, early-allocated 1-D float64 dataset per field; each rank's block lies at its
+/// offset. The group's attributes are step, kind, run, ranks, fields, scalar:<name> for each
+/// scalar and complete; each dataset's are index (its position in the checkpoint), global_size,
+/// and rank_offsets, rank_counts, rank_checksums indexed by rank. rank_checksums and
+/// complete = 1 are written when the store seals its checkpoints, in flush() and close(), after
+/// the data is synced: a checkpoint with complete = 0 is never valid. The ranks' blocks of a
+/// field must tile [0, global_size) exactly.
+///
+/// Every HDF5 and MPI call is made on the thread that calls the store. The bytes of this rank's
+/// blocks move with POSIX pwrite/pread on the store's own descriptor of the file: with
+/// StoreConfig::async_io (the default) on the process's one I/O thread — put() copies the
+/// checkpoint into a bounded staging pool and returns (write-behind), prefetch() reads ahead so
+/// that get() only copies — otherwise on the calling thread. Checkpoints of at most
+/// StoreConfig::inline_io_bytes per rank move on the calling thread in both modes. Both modes
+/// work at any MPI thread level (MPI_THREAD_FUNNELED included) and give the same bits. The store
+/// must be called from one thread at a time, and the application must not call HDF5 from another
+/// thread meanwhile.
 ///
 /// put, get, erase, flush, close and the destructor are collective on the store's duplicate of
-/// StoreConfig::comm: every rank calls them with the same keys in the same order. A failure on
-/// any rank makes every rank throw the same rwd::Error, so no rank waits in a collective. An I/O
-/// failure leaves the store unusable (later calls throw ErrorCode::Io); a bad argument or a
-/// checksum mismatch (ErrorCode::Corrupt) does not.
+/// StoreConfig::comm: every rank calls them with the same keys in the same order; prefetch is
+/// called alike but never communicates. A failure on any rank makes every rank throw the same
+/// rwd::Error, so no rank waits in a collective. A background write that fails is kept and
+/// reported by the store's next collective call on every rank (at the latest by flush() or
+/// close(), and by get() or erase() of that checkpoint). An I/O failure leaves the store
+/// unusable (later calls throw ErrorCode::Io); a bad argument or a checksum mismatch
+/// (ErrorCode::Corrupt) does not.
 ///
-/// erase unlinks the checkpoint's group; HDF5 does not reuse the freed file space within a run,
-/// so the file grows with the total number of checkpoints written. Calls must not run
-/// concurrently with other HDF5 calls in the process (the HDF5 build is not thread-safe).
+/// erase unlinks the checkpoint's group; HDF5 reuses the freed file space for later datasets,
+/// so the file grows with the checkpoints held at once, not with the number ever written.
 class Hdf5Store final : public Store {
  public:
   /// Collective on config.comm. Throws Error(Io) on every rank when config.directory does not
   /// exist, is not a directory or is not writable; Error(Mpi) if MPI is not initialised.
   explicit Hdf5Store(const StoreConfig& config);
-  /// Collective. Closes the file if close() was not called, as described above.
+  /// Collective, as close(), unless an exception is unwinding through it (or MPI is finalised):
+  /// then this rank alone drops its queued jobs, closes its descriptor and unlinks the file,
+  /// without a word to the other ranks, so a rank that throws alone gets its exception instead
+  /// of waiting for ranks that never come. HDF5's file handle is then left to the library
+  /// (H5Fclose is collective under MPI-IO); HDF5 closes it at MPI_Finalize.
   ~Hdf5Store() override;
 
   Hdf5Store(const Hdf5Store&) = delete;
   Hdf5Store& operator=(const Hdf5Store&) = delete;
 
   std::string name() const override { return "hdf5"; }
-  /// Collective.
+  /// Collective. With async_io, returns once the checkpoint is copied into the staging pool
+  /// (blocking while earlier writes fill it); the write happens behind.
   void put(const Key& key, const CheckpointView& checkpoint) override;
-  /// Collective. Verifies this rank's block of each field against its checksum.
+  /// Collective. Waits for a pending write of `key`; copies from a prefetched buffer, or reads
+  /// on the calling thread. Verifies this rank's block of each field against its checksum.
   void get(const Key& key, const CheckpointSpan& out) override;
-  /// Collective.
+  /// Called like get() but not collective: with async_io, queues a read of `key` into the
+  /// staging pool. Skipped (and counted) when the prefetched checkpoints would exceed
+  /// StoreConfig::max_staged_bytes, a decision that depends only on the calls made, so every
+  /// rank takes it alike. Does nothing with async_io off.
+  void prefetch(const Key& key) override;
+  /// Collective. Waits for the checkpoint's pending write and prefetch, then unlinks its group.
   void erase(const Key& key) override;
   /// Not collective (every rank holds the same keys).
   bool contains(const Key& key) const override;
@@ -59,14 +84,18 @@ class Hdf5Store final : public Store {
   /// The file as it is named now (`.h5.partial` while the store is live).
   std::string path() const override;
   MPI_Comm collective_comm() const override;
-  /// Collective: H5Fflush, which syncs the file (MPI_File_sync).
+  /// Collective: waits for every queued job, syncs the data (fsync), seals the checkpoints not
+  /// sealed yet (rank_checksums, complete = 1) and flushes HDF5's metadata (H5Fflush).
   void flush() override;
   void abandon() noexcept override;
+  std::string io_mode() const override;
 
-  /// Collective. Closes the file and, with keep_files and no earlier failure, renames it to
-  /// final_path(); otherwise deletes it. Throws Error(Io) on every rank if closing fails (the
-  /// file is then deleted). Later calls other than close() and the destructor throw.
-  void close();
+  /// Collective. Waits for every queued job, then closes the file and, with keep_files and no
+  /// failure (earlier, kept, or abandon() on any rank), seals the checkpoints and renames it to
+  /// final_path(); otherwise deletes it. Throws Error(Io) on every rank if a kept failure
+  /// surfaces or closing fails (the file is then deleted). Later calls other than close() and
+  /// the destructor throw.
+  void close() override;
 
   /// The name the file gets after a clean close with keep_files.
   std::string final_path() const;

@@ -53,16 +53,34 @@ struct CheckpointSpan {
   std::span<Scalar> scalars;
 };
 
-/// Counters every store keeps (this rank's view).
+/// Counters every store keeps (this rank's view): the one source of a store's I/O statistics.
+/// Times are wall-clock seconds.
 struct StoreStats {
-  std::int64_t writes = 0;
-  std::int64_t reads = 0;
+  std::int64_t writes = 0;         ///< checkpoints stored
+  std::int64_t reads = 0;          ///< checkpoints read
   std::int64_t bytes_written = 0;  ///< this rank's bytes
   std::int64_t bytes_read = 0;
-  double write_seconds = 0.0;
-  double read_seconds = 0.0;
-  std::int64_t live = 0;       ///< checkpoints held now
-  std::int64_t peak_live = 0;  ///< most checkpoints held at once
+  std::int64_t live = 0;        ///< checkpoints held now
+  std::int64_t peak_live = 0;   ///< most checkpoints held at once
+  std::int64_t live_bytes = 0;  ///< this rank's bytes in the checkpoints held now
+  std::int64_t peak_bytes = 0;  ///< most such bytes at once
+  double write_seconds = 0.0;   ///< caller time inside put()
+  double read_seconds = 0.0;    ///< caller time inside get()
+  /// Disk stores: time spent moving bytes to and from the file (pwrite, pread, fsync and the
+  /// checksums computed on the way), on whichever thread moved them.
+  double io_seconds = 0.0;
+  /// Caller time blocked on the store's background I/O: waiting for room in the staging pool,
+  /// for the pending write of a checkpoint it reads or erases, for a prefetch not yet finished,
+  /// for everything queued (flush, close).
+  double wait_seconds = 0.0;
+  /// Time the I/O thread spent moving this store's bytes while the caller was not blocked on
+  /// this store: how long the computation really ran with I/O in flight.
+  double overlap_seconds = 0.0;
+  std::int64_t prefetch_hits = 0;      ///< get() served from a prefetched copy (late ones included)
+  std::int64_t prefetch_late = 0;      ///< of those, get() found the read unfinished and waited
+  std::int64_t prefetch_skipped = 0;   ///< prefetch() ignored: the staging pool was too small
+  std::int64_t peak_staged_bytes = 0;  ///< most bytes of staging buffers in use at once
+  std::int64_t staged_over_limit = 0;  ///< staging buffers allocated above max_staged_bytes
 };
 
 /// How to build a store.
@@ -73,6 +91,17 @@ struct StoreConfig {
   std::string label = "run";      ///< disk stores: part of the file name (e.g. ensemble member)
   std::int64_t capacity = 0;      ///< RAM store: slots to preallocate (0 = grow on demand)
   std::int64_t slot_doubles = 0;  ///< RAM store: doubles per slot to preallocate
+  /// Disk stores: write-behind and prefetch on the process's I/O thread (any MPI thread level,
+  /// MPI_THREAD_FUNNELED included); false moves the bytes synchronously inside put() and get().
+  bool async_io = true;
+  /// Disk stores with async_io: bytes the staging pool may hold (checkpoints copied by put()
+  /// and not yet written, plus prefetched ones not yet read). put() waits while it is full.
+  std::int64_t max_staged_bytes = std::int64_t{256} << 20;
+  /// Disk stores with async_io: a checkpoint of at most this many bytes per rank (on average
+  /// over the ranks, so every rank decides alike) moves on the calling thread, as with async_io
+  /// off, and is not prefetched: waking the I/O thread costs more than moving it. 0 sends every
+  /// checkpoint to the I/O thread.
+  std::int64_t inline_io_bytes = std::int64_t{64} << 10;
 };
 
 /// A checkpoint store. Whether put/get/erase are collective is stated by each store: RamStore
@@ -105,21 +134,28 @@ class Store {
   virtual MPI_Comm collective_comm() const { return MPI_COMM_NULL; }
 
   /// Waits until every earlier call has taken effect and makes it durable where the store can
-  /// (a disk store flushes and syncs its file). Collective like put(). Rethrows a deferred error
-  /// of an asynchronous store.
+  /// (a disk store syncs its file and seals its checkpoints). Collective like put(). Throws a
+  /// failure of a background write that no earlier call reported.
   virtual void flush() {}
 
   /// Marks the run as failed: a disk store then deletes its file at destruction even when
   /// keep_files is set. Not collective; never throws. For error paths of the layers above.
   virtual void abandon() noexcept {}
 
+  /// Ends the store's life where every rank can report a failure: a disk store keeps or deletes
+  /// its file (see each store). Collective like put(); later calls other than close() throw.
+  /// The default does nothing.
+  virtual void close() {}
+
   /// A hint that checkpoint `key` will be read soon: a store that can read ahead starts now, so
-  /// that the get() finds the data in memory. Collective like get(). The default ignores it.
+  /// that the get() finds the data in memory. Called like get() (every rank of a collective
+  /// store, same keys, same order), but never communicates. A store that reads ahead throws
+  /// Error(InvalidArgument) if the key is not held. The default ignores the hint.
   virtual void prefetch(const Key& key) { (void)key; }
 
-  /// How this store moves its data, in a few words for views and logs (e.g. "in memory",
-  /// "synchronous", "write-behind and prefetch on the process I/O thread"), with the reason
-  /// when a requested mode is not in force. Not collective.
+  /// How this store moves its data, in a few words for views and logs ("in memory",
+  /// "synchronous (StoreConfig::async_io is off)", "write-behind and prefetch on the process
+  /// I/O thread (...)"). Not collective.
   virtual std::string io_mode() const { return "in memory"; }
 };
 

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     config.params.disk = rwd::schedule::kUnlimited;
     config.store.comm = MPI_COMM_WORLD;
     config.store.label = "consumer";
-    config.async_io = false;
+    config.store.async_io = false;
     rwd::engine::Engine engine(stepper, config);
     const rwd::engine::RunStats stats = engine.run();
     std::printf("engine n=10 adjoint=%.17g disk_writes=%lld\n", stepper.lambda(),

@@ -1,0 +1,126 @@
+#pragma once
+// The process's one I/O thread and the jobs it runs: raw bytes moved with POSIX pwrite, pread
+// and fsync on file descriptors, hashed as they go. It never calls MPI or HDF5, so it works at
+// any MPI thread level (MPI_THREAD_FUNNELED included) and never races the caller inside HDF5,
+// whose Debian build is not thread-safe. Every store of the process shares it.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rewind/timing.hpp"
+
+namespace rwd::storage::detail {
+
+/// One contiguous piece of a job: `bytes` bytes at byte `file_offset` of the job's file, taken
+/// from `memory` (Write; never modified) or put there (Read).
+struct Segment {
+  std::int64_t file_offset = 0;
+  std::byte* memory = nullptr;
+  std::size_t bytes = 0;
+};
+
+/// What moves: every segment written (pwrite, checksummed first), every segment read (pread,
+/// checksummed after), or the file synced (fsync).
+struct IoJob {
+  enum class Kind { Write, Read, Sync };
+  Kind kind = Kind::Write;
+  int fd = -1;
+  std::vector<Segment> segments;
+  /// Owns what `segments` point into (a staging buffer) for as long as the job needs it; the
+  /// runner drops its reference before it reports the job done.
+  std::shared_ptr<void> keep_alive;
+};
+
+/// What a job did.
+struct JobResult {
+  std::vector<std::uint64_t> checksums;  ///< rwd64 of each segment (Write, Read)
+  int error = 0;                         ///< errno of the first failure, 0 if none
+  std::string failed_call;               ///< "pwrite", "pread", "fsync"; empty if none failed
+  std::size_t failed_segment = 0;
+  bool cancelled = false;  ///< dropped from the queue before it ran
+  SteadyClock::time_point started{}, finished{};
+  double seconds() const { return std::chrono::duration<double>(finished - started).count(); }
+};
+
+/// Runs `job` on the calling thread: the synchronous mode, and the I/O thread's own runner.
+/// SIGXFSZ is blocked around each pwrite (and a pending one consumed), so a write beyond
+/// RLIMIT_FSIZE fails with EFBIG instead of killing the process.
+JobResult run_job(const IoJob& job);
+
+/// A submitted job: done() turns true once its result may be read.
+class Ticket {
+ public:
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  /// Valid once done().
+  const JobResult& result() const { return result_; }
+
+ private:
+  friend class IoThread;
+  std::atomic<bool> done_{false};  // set after result_ is written
+  JobResult result_;
+};
+
+/// The process's I/O thread: one FIFO queue, so the jobs of one store run in the order they
+/// were submitted (a read queued after a write of the same bytes sees them).
+class IoThread {
+ public:
+  /// The running thread, started if none runs. The thread stops (and is joined) when the last
+  /// holder lets go, so no thread is left once every store is gone, whatever order statics,
+  /// main's locals and MPI_Finalize go in. Thread-safe.
+  static std::shared_ptr<IoThread> acquire();
+
+  ~IoThread();
+  IoThread(const IoThread&) = delete;
+  IoThread& operator=(const IoThread&) = delete;
+
+  /// Queues `job` on behalf of `owner` (a tag for cancel()).
+  std::shared_ptr<Ticket> submit(IoJob job, const void* owner);
+  /// Blocks until `ticket` is done.
+  void wait(const Ticket& ticket);
+  /// Drops the queued jobs of `owner` (their tickets become done and cancelled) and waits for
+  /// its running job, if any. Afterwards no job of `owner` touches its descriptor or buffers.
+  void cancel(const void* owner);
+
+  std::thread::id id() const { return thread_.get_id(); }
+
+  /// Number of I/O threads running in the process now (0 or 1).
+  static int running();
+
+  /// Test hooks, process-wide. paused: jobs wait in the queue until unpaused. delay: each job
+  /// sleeps this long before moving its bytes, inside its busy time, like a slow disk.
+  static void set_paused(bool paused);
+  static void set_delay(std::chrono::microseconds delay);
+  /// Jobs finished (run or cancelled) since the process started.
+  static std::int64_t jobs_finished();
+
+ private:
+  struct Queued {
+    IoJob job;
+    const void* owner = nullptr;
+    std::shared_ptr<Ticket> ticket;
+  };
+
+  IoThread();
+  void loop();
+  void finish(Queued& queued, JobResult result);
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_;  // for the thread: a job, stop, or unpause
+  std::condition_variable done_;  // for waiters: a job finished
+  std::deque<Queued> queue_;
+  const void* running_owner_ = nullptr;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace rwd::storage::detail
