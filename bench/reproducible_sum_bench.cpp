@@ -1,8 +1,9 @@
 // Cost of the ensemble's reproducible gradient reduction (rwd::ensemble::ReproducibleSum)
 // against plain double summation of the same data, measured in the same run (ctest label
 // `bench`):
-//   * Add/M: add() of M doubles to a sum, against y[j] += x[j]; ns per entry of each and ratio;
-//   * Result/M: result(), the rounding of M entries to doubles; ns per entry;
+//   * Add/M: add() of M doubles to a sum, against y[j] += x[j]; ns per entry of each and ratio
+//     (thread CPU time);
+//   * Result/M: result(), the rounding of M entries to doubles; ns per entry (thread CPU time);
 //   * Allreduce/M: allreduce() of M entries per rank, against an in-place
 //     MPI_Allreduce(MPI_SUM) of the same M doubles; time of the slowest rank of each (us) and
 //     ratio. Every rank runs the same fixed number of iterations, so the collectives match. On
@@ -18,8 +19,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "rewind/ensemble/reproducible_sum.hpp"
@@ -31,6 +32,14 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// CPU time of this thread: add() and result() are timed by it, so that on a shared machine the
+// time other processes hold the core is not counted against either side.
+double thread_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 // Gradient-like data: magnitudes over six decades, both signs.
@@ -58,15 +67,15 @@ void add(benchmark::State& state) {
   double plain = 0.0;
   double repro = 0.0;
   for (auto _ : state) {
-    auto t0 = Clock::now();
+    double t0 = thread_seconds();
     for (int r = 0; r < reps; ++r) {
       for (std::size_t j = 0; j < m; ++j) y[j] += x[j];
       benchmark::ClobberMemory();
     }
-    plain += seconds_since(t0);
-    t0 = Clock::now();
+    plain += thread_seconds() - t0;
+    t0 = thread_seconds();
     for (int r = 0; r < reps; ++r) sum.add(x);
-    const double t = seconds_since(t0);
+    const double t = thread_seconds() - t0;
     repro += t;
     state.SetIterationTime(t);
     if (sum.terms() > ReproducibleSum::max_terms / 2) sum = ReproducibleSum(m);
@@ -84,9 +93,9 @@ void result(benchmark::State& state) {
   for (std::uint64_t k = 0; k < 10; ++k) sum.add(gradient(m, k));
   double seconds = 0.0;
   for (auto _ : state) {
-    const auto t0 = Clock::now();
+    const double t0 = thread_seconds();
     benchmark::DoNotOptimize(sum.result());
-    const double t = seconds_since(t0);
+    const double t = thread_seconds() - t0;
     seconds += t;
     state.SetIterationTime(t);
   }
