@@ -14,9 +14,16 @@ else()
   set(REWIND_MPIEXEC_FLAGS "" CACHE STRING "Extra mpiexec flags for tests")
 endif()
 
-# rewind_add_unit_test(<target>): every GoogleTest case of <target> becomes a ctest labelled unit.
+# rewind_add_unit_test(<target> [TIMEOUT <seconds>]): every GoogleTest case of <target> becomes a
+# ctest labelled unit (with that timeout each, if given).
 function(rewind_add_unit_test target)
-  gtest_discover_tests(${target} PROPERTIES LABELS unit ENVIRONMENT "${REWIND_TEST_ENV}"
+  cmake_parse_arguments(ARG "" "TIMEOUT" "" ${ARGN})
+  set(_timeout "")
+  if(ARG_TIMEOUT)
+    set(_timeout TIMEOUT ${ARG_TIMEOUT})
+  endif()
+  # ENVIRONMENT last: gtest_discover_tests flattens its list, so what follows it would pair wrongly.
+  gtest_discover_tests(${target} PROPERTIES LABELS unit ${_timeout} ENVIRONMENT "${REWIND_TEST_ENV}"
                        DISCOVERY_TIMEOUT 120)
 endfunction()
 
