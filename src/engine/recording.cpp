@@ -182,6 +182,17 @@ struct Recording::Impl {
   // ---- budget ------------------------------------------------------------------------
   Claim full_claim() const { return claim_of(plan); }
 
+  // The plan's budget, with the disk taken by checkpoints spilled there from RAM.
+  Claim reverse_claim() const {
+    Claim c = full_claim();
+    if (c.disk == schedule::kUnlimited) return c;
+    for (const auto& [key, level] : record.held()) {
+      const auto* e = record.find(key, level);
+      if (level != Level::Disk && e->store == Level::Disk && key.kind != Kind::Final) ++c.disk;
+    }
+    return c;
+  }
+
   // What the recording holds now, in the sizes every rank agreed on.
   Claim held_claim() const {
     Claim c;
@@ -494,7 +505,7 @@ struct Recording::Impl {
   }
 
   void unpark() {
-    stores->claim(run, full_claim());
+    stores->claim(run, reverse_claim());
     const Key final_key = key(steps, Kind::Final);
     const auto* entry = record.find(final_key, Level::Work);
     if (!entry) broken("a parked recording lost its final state");
@@ -541,7 +552,11 @@ struct Recording::Impl {
                                                   to_string(phase) + "'");
     }
     stores->collect();
-    if (phase == Phase::Parked) unpark();
+    if (phase == Phase::Parked) {
+      unpark();
+    } else {
+      stores->claim(run, reverse_claim());  // a spilled recording needs its RAM again
+    }
     phase = Phase::Reversing;
   }
 
@@ -734,6 +749,9 @@ void Recording::spill() {
 void Recording::attach(Stepper& stepper) {
   impl_->require_phase(Phase::Parked, "attach()");
   impl_->stepper_ptr = &stepper;
+}
+Claim Recording::reverse_claim() const {
+  return impl_->reverse_claim();
 }
 Claim Recording::claim() const {
   return impl_->phase == Phase::Parked || impl_->phase == Phase::Recorded ? impl_->held_claim()

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "rewind/error.hpp"
+#include "rewind/storage/collective.hpp"
 
 // Why the result does not depend on the order, the grouping or the split of the additions.
 //
@@ -36,6 +37,8 @@
 
 namespace rwd::ensemble {
 namespace {
+
+using storage::mpi_check;
 
 // One entry is kWords uint64: a header, then the window's digit sums, lowest digit first.
 constexpr int kDigitBits = 32;
@@ -183,14 +186,6 @@ double to_double(const std::uint64_t* entry) {
   // Exact (mantissa <= 2^53, last >= 0), or +-Inf when the rounded sum is beyond DBL_MAX.
   const double magnitude = std::ldexp(static_cast<double>(mantissa), last - 1074);
   return negative ? -magnitude : magnitude;
-}
-
-void mpi_check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  throw Error(ErrorCode::Mpi, std::string(what) + " failed: " + std::string(text, len));
 }
 
 // A committed datatype of `words` uint64 and a commutative MPI_Op over it, freed locally.

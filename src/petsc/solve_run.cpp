@@ -61,7 +61,7 @@ SolveRun::~SolveRun() {
 }
 
 engine::Stores& SolveRun::stores_for(const engine::StoresConfig& config) {
-  if (!carry_.stores || !same_stores(carry_.stores_config, config)) {
+  if (!carry_.shared_stores && (!carry_.stores || !same_stores(carry_.stores_config, config))) {
     carry_.stores = std::make_shared<engine::Stores>(config);
     carry_.stores_config = config;
   }
@@ -166,7 +166,7 @@ bool SolveRun::finish() {
   if (engine::Stores* stores = carry_.stores.get()) {
     const storage::Store* disk = stores->disk_if_open();
     r.io_mode = disk ? disk->io_mode() : std::string("no disk checkpoints");
-    stores->close();
+    if (!carry_.shared_stores) stores->close();
   }
   detail::set_counts(tj_, static_cast<PetscInt>(r.stats.recomputed()),
                      static_cast<PetscInt>(r.stats.disk.reads),

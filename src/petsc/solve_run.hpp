@@ -32,7 +32,10 @@ struct Carry {
   Options options;
   std::shared_ptr<engine::Stores> stores;
   engine::StoresConfig stores_config;  ///< what `stores` was made with
-  double step_seconds = 0.0;           ///< mean first-sweep step of the last run, 0 if none
+  /// `stores` belong to someone else (an ensemble's group): kept whatever the options say, and
+  /// never closed by a run.
+  bool shared_stores = false;
+  double step_seconds = 0.0;  ///< mean first-sweep step of the last run, 0 if none
   RunReport report;
 };
 
@@ -58,6 +61,8 @@ class SolveRun {
   /// Steps the adjoint has done so far, for the view (0 before the reverse sweep).
   PetscInt adjoint_steps_done() const { return prepared_ < 0 ? 0 : last_set_ - prepared_; }
   PetscInt last_set() const { return last_set_; }
+  /// The recording, once planned.
+  engine::Recording* recording() { return recording_.get(); }
 
  private:
   void plan();

@@ -6,8 +6,10 @@
 #include "adapt_replay.hpp"
 #include "log_events.hpp"
 #include "private_access.hpp"
+#include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "run_config.hpp"
+#include "shared_stores.hpp"
 #include "trajectory_state.hpp"
 
 namespace rwd::petsc {
@@ -122,6 +124,21 @@ Options& options(TSTrajectory tj) {
 }
 
 }  // namespace
+
+void share_stores(TSTrajectory tj, std::shared_ptr<engine::Stores> stores) {
+  rwd::require(is_rewind(tj),
+               "the trajectory is not of type rewind; set -ts_trajectory_type rewind");
+  Carry& carry = trajectory(tj).carry;
+  carry.stores = std::move(stores);
+  carry.stores_config = carry.stores->config();
+  carry.shared_stores = true;
+}
+
+engine::Recording* current_recording(TSTrajectory tj) {
+  if (!is_rewind(tj)) return nullptr;
+  Trajectory& t = trajectory(tj);
+  return t.run ? t.run->recording() : nullptr;
+}
 }  // namespace rwd::petsc
 
 using rwd::petsc::is_rewind;

@@ -899,8 +899,15 @@ MPI_Comm Hdf5Store::collective_comm() const {
 
 std::string Hdf5Store::io_mode() const {
   if (!impl_->async) return "synchronous (StoreConfig::async_io is off)";
-  return "write-behind and prefetch on the process I/O thread (POSIX pwrite/pread; HDF5 and MPI "
-         "on the calling thread)";
+  std::string mode =
+      "write-behind and prefetch on the process I/O thread (POSIX pwrite/pread; HDF5 and MPI on "
+      "the calling thread)";
+  if (impl_->inline_io_bytes > 0) {
+    mode += "; checkpoints of at most " + std::to_string(impl_->inline_io_bytes) +
+            " bytes a rank move on the calling thread, where the thread would cost more than it "
+            "hides";
+  }
+  return mode;
 }
 
 void Hdf5Store::flush() {

@@ -84,6 +84,9 @@ class Recording {
   void attach(Stepper& stepper);
   /// What the recording claims from its stores now.
   Claim claim() const;
+  /// What it will claim while it is reversed: its plan's budget, and the disk its spilled
+  /// checkpoints take.
+  Claim reverse_claim() const;
 
   // ---- pull: the host owns the time loop -------------------------------------------------
   /// Whether the host should record step i's pullback data while taking it in the first sweep

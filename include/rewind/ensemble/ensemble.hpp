@@ -1,0 +1,157 @@
+#pragma once
+/// @file
+/// The distributed ensemble map: K independent tasks (sources, samples, members) spread over G
+/// groups of g ranks. The forward pass hands tasks to groups dynamically as they come free and
+/// records which group ran which task; each group keeps the tapes of its tasks. The backward
+/// pass sends each group exactly the cotangents of its tasks, in one message, along that
+/// recorded mapping; the groups reverse their own tapes and the gradient contributions are
+/// summed reproducibly. Tapes, checkpoints and pullbacks never leave the group that made them.
+///
+/// How a task is run and how its tape is kept is a front end's business (TaskRunner):
+/// rwd::ensemble::StepperTasks for the generic C++ API, the PETSc ensemble for TS tasks.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rwd::ensemble {
+
+/// How tasks reach groups in the forward pass.
+enum class Assign {
+  Dynamic,  ///< each group claims the next task as soon as it is free (one-sided fetch-and-add)
+  Static,   ///< task k runs on group k mod G (round robin), whatever the tasks cost
+};
+
+/// "dynamic", "static".
+const char* to_string(Assign assign) noexcept;
+
+struct EnsembleConfig {
+  int group_size = 1;  ///< g, ranks per group; must divide the communicator's size
+  Assign assign = Assign::Dynamic;
+  /// A rank whose task failed waits this long for the other ranks of its group to agree on the
+  /// failure. If they do not come (they are blocked in a collective call of the task with the
+  /// failed rank), the failed rank throws alone and the job must be aborted (MPI_Abort).
+  double failure_wait_seconds = 30.0;
+};
+
+/// What one task cost, as its front end counted it (this group).
+struct TaskCost {
+  std::int64_t steps = 0;          ///< n of the task
+  std::int64_t forward_steps = 0;  ///< every forward step, first sweep and recomputations
+  std::int64_t adjoint_steps = 0;
+  std::int64_t ram_peak_bytes = 0;      ///< on the group's rank 0
+  std::int64_t disk_bytes_written = 0;  ///< on the group's rank 0
+  bool spilled = false;                 ///< its RAM checkpoints were moved to disk to make room
+  bool cut = false;  ///< its tape was dropped to make room; its forward was run again
+};
+
+/// Where a task ran and when. Times are seconds since the start of the pass, on the group's
+/// rank 0 (MPI_Wtime after a barrier).
+struct TaskRecord {
+  std::int64_t task = -1;
+  int group = -1;
+  int position = -1;  ///< index in the group's list, in the order the group ran its tasks
+  double forward_begin = 0, forward_end = 0;
+  double backward_begin = 0, backward_end = 0;
+  TaskCost cost;
+};
+
+/// Every task's output, in task order, on every rank.
+struct Outputs {
+  std::vector<double> values;         ///< every y_k, concatenated in task order
+  std::vector<std::int64_t> offsets;  ///< y_k is values[offsets[k], offsets[k + 1])
+  std::span<const double> of(std::int64_t task) const {
+    const auto k = static_cast<std::size_t>(task);
+    return std::span<const double>(values).subspan(
+        static_cast<std::size_t>(offsets[k]),
+        static_cast<std::size_t>(offsets[k + 1] - offsets[k]));
+  }
+};
+
+/// What the ensemble's last passes did (the same on every rank).
+struct EnsembleReport {
+  std::int64_t tasks = 0;
+  int groups = 0;
+  int group_size = 0;
+  Assign assign = Assign::Dynamic;
+  double forward_seconds = 0;   ///< the forward pass, slowest rank
+  double backward_seconds = 0;  ///< the backward pass, slowest rank
+  /// Payload bytes the backward pass handed to MPI over the whole communicator: the cotangents
+  /// (scatter to the groups and broadcast within them) and the gradient reduction.
+  std::int64_t backward_cotangent_bytes = 0;
+  std::int64_t backward_reduction_bytes = 0;
+  std::vector<std::int64_t> peak_rss_bytes;  ///< per rank of the communicator
+  std::vector<TaskRecord> mapping;           ///< in task order
+  /// One JSON object (the mapping, the times, the bytes, the memory).
+  std::string json() const;
+};
+
+/// What a front end does with the tasks of one group. Every rank of the group makes the same
+/// calls in the same order; the calls may communicate on the group's communicator.
+class TaskRunner {
+ public:
+  virtual ~TaskRunner() = default;
+  /// Runs task k's first sweep and keeps what its reverse needs; returns y_k (the same on every
+  /// rank of the group). May move or drop other tapes it holds to make room.
+  virtual std::vector<double> forward(std::int64_t task) = 0;
+  /// The order in which to reverse `tasks` (this group's, in the order they were recorded).
+  /// The default is the reverse of that order.
+  virtual std::vector<std::int64_t> backward_order(std::vector<std::int64_t> tasks);
+  /// Reverses task k with the cotangent of its output and frees its tape; returns this rank's
+  /// block of the task's gradient contribution (the same length for every task on this rank).
+  virtual std::vector<double> backward(std::int64_t task, std::span<const double> ybar) = 0;
+  /// What task k has cost so far.
+  virtual TaskCost cost(std::int64_t task) const = 0;
+  /// Drops every tape held (after a failure or when the caller gives up the map). Never
+  /// collective, never throws.
+  virtual void discard() noexcept = 0;
+};
+
+/// The map. Collective on the communicator it is made with; every rank makes the same calls.
+/// Errors are rwd::Error: bad input and failed tasks raise the same error on every rank, naming
+/// the task (see EnsembleConfig::failure_wait_seconds for the one exception).
+class Ensemble {
+ public:
+  /// Splits `comm` into groups of config.group_size consecutive ranks. Collective. Throws
+  /// Error(InvalidArgument) if the group size is < 1 or does not divide the size of `comm`.
+  Ensemble(MPI_Comm comm, const EnsembleConfig& config);
+  ~Ensemble();
+  Ensemble(const Ensemble&) = delete;
+  Ensemble& operator=(const Ensemble&) = delete;
+
+  int groups() const;  ///< G
+  int group() const;   ///< this rank's group, 0 .. G-1
+  /// This rank's group communicator (the one tasks run on).
+  MPI_Comm group_comm() const;
+
+  /// The forward map: runs tasks 0 .. tasks-1 with this group's `runner` and returns every
+  /// task's output on every rank. Collective. Throws Error(InvalidArgument) for tasks < 0 or
+  /// while the tapes of an earlier forward() are still held (call backward() or discard()).
+  Outputs forward(std::int64_t tasks, TaskRunner& runner);
+
+  /// The backward map: `ybar` holds the cotangents of every task's output, in the layout of
+  /// forward()'s values, and is read on rank `root` only. Each group gets its tasks' cotangents
+  /// in one message along the recorded mapping, reverses its tapes with `runner` (the same as
+  /// in forward()) and the contributions are summed so that the result does not depend on the
+  /// group count or on which group ran which task. Returns this rank's block of dJ/dm (the
+  /// same on every group). Collective. Throws Error(InvalidArgument) before a forward(), or
+  /// for a ybar of the wrong length (on every rank).
+  std::vector<double> backward(std::span<const double> ybar, TaskRunner& runner, int root = 0);
+
+  /// Gives up the tapes of the last forward() without reversing them. Collective.
+  void discard(TaskRunner& runner);
+
+  /// The recorded mapping: task -> (group, position), in task order, on every rank.
+  const std::vector<TaskRecord>& mapping() const;
+  EnsembleReport report() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::ensemble

@@ -1,0 +1,82 @@
+/* rewind's ensemble map for PETSc programs: K independent TS adjoint tasks (sources, samples,
+   members) spread over groups of ranks. The forward pass hands tasks to groups as they come free
+   and records which group ran which; each task's TS, with its rewind trajectory, stays on its
+   group until its TSAdjointSolve. The backward pass sends each group the cotangents of exactly
+   its tasks' outputs along that mapping; the gradient contributions are summed so that the
+   result does not depend on the number of groups or on which group ran which task.
+
+   Options (listed by -help), read by RewindEnsembleSetFromOptions():
+     -rewind_ensemble_group_size <g>        ranks per group (must divide the size; default 1)
+     -rewind_ensemble_assign <dynamic|static>
+     -rewind_ensemble_max_cps_ram <n>       RAM checkpoints all of a group's tapes share (-1: no
+                                            limit beyond each task's own budget)
+     -rewind_ensemble_max_cps_disk <n>      disk checkpoints all of a group's tapes share
+     -rewind_ensemble_dirname <dir>         directory of the groups' checkpoint files (default .)
+     -rewind_ensemble_async <bool>          disk I/O behind the computation (default true)
+   Each task's own budget and schedule are the usual -ts_trajectory_* options of its TS.
+
+   Every function is collective on the ensemble's communicator unless it says otherwise; the
+   task callbacks are called on every rank of the task's group, collectively on its
+   communicator. */
+#ifndef REWIND_PETSC_ENSEMBLE_H
+#define REWIND_PETSC_ENSEMBLE_H
+
+#include <petscts.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct _n_RewindEnsemble* RewindEnsemble;
+
+/* What the program does for one task. `ctx` is the pointer given to RewindEnsembleSetTasks. */
+typedef struct {
+  /* Creates task `task`'s TS on `group`: problem, time span, initial state (TSSetSolution),
+     TSSetSaveTrajectory, and TSSetFromOptions. The ensemble makes its trajectory type rewind
+     and gives it the group's stores; it calls TSSolve(ts, NULL). Called again in the backward
+     pass for a task whose tape was cut to make room: it must make the same task. */
+  PetscErrorCode (*create)(PetscInt task, MPI_Comm group, void* ctx, TS* ts);
+  /* After TSSolve: the task's output, RewindEnsembleSetSizes' output_size values, the same on
+     every rank of the group. */
+  PetscErrorCode (*output)(PetscInt task, TS ts, void* ctx, PetscScalar y[]);
+  /* Before TSAdjointSolve: TSSetCostGradients (and anything else the adjoint needs) from the
+     cotangent of the output, output_size values. */
+  PetscErrorCode (*seed)(PetscInt task, TS ts, void* ctx, const PetscScalar ybar[]);
+  /* After TSAdjointSolve: this rank's block of the task's gradient contribution,
+     RewindEnsembleSetSizes' gradient_size values. */
+  PetscErrorCode (*gradient)(PetscInt task, TS ts, void* ctx, PetscScalar g[]);
+  /* Optional: frees what create() made besides the TS (the ensemble destroys the TS). */
+  PetscErrorCode (*destroy)(PetscInt task, TS ts, void* ctx);
+} RewindEnsembleTaskOps;
+
+PetscErrorCode RewindEnsembleCreate(MPI_Comm comm, RewindEnsemble* ens);
+PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens);
+/* Reads the -rewind_ensemble_* options and splits the communicator into groups. */
+PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble ens);
+PetscErrorCode RewindEnsembleSetTasks(RewindEnsemble ens, const RewindEnsembleTaskOps* ops,
+                                      void* ctx);
+/* output_size: values in each task's output (the same on every rank); gradient_size: this
+   rank's block of the gradient (the same on the ranks with the same rank in every group). */
+PetscErrorCode RewindEnsembleSetSizes(RewindEnsemble ens, PetscInt output_size,
+                                      PetscInt gradient_size);
+/* This rank's group and its communicator (after RewindEnsembleSetFromOptions; not collective). */
+PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble ens, PetscInt* group, PetscInt* groups,
+                                      MPI_Comm* comm);
+/* The forward map over tasks 0 .. ntasks-1. y (ntasks * output_size values, may be NULL) gets
+   every task's output in task order on every rank. */
+PetscErrorCode RewindEnsembleForward(RewindEnsemble ens, PetscInt ntasks, PetscScalar y[]);
+/* The backward map. ybar (ntasks * output_size values, in the layout of y) is read on rank 0
+   only; g gets this rank's block of the summed gradient (gradient_size values). */
+PetscErrorCode RewindEnsembleBackward(RewindEnsemble ens, const PetscScalar ybar[],
+                                      PetscScalar g[]);
+/* The last passes as one JSON object (mapping, times, bytes sent in the backward, spills and
+   cuts, peak memory per rank); the string belongs to the ensemble. Not collective. */
+PetscErrorCode RewindEnsembleGetReport(RewindEnsemble ens, const char** json);
+/* A few lines: groups, tasks per group, times, bytes, spills and cuts. */
+PetscErrorCode RewindEnsembleView(RewindEnsemble ens, PetscViewer viewer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

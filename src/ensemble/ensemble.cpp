@@ -1,0 +1,426 @@
+#include "rewind/ensemble/ensemble.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "agreement.hpp"
+#include "groups.hpp"
+#include "rewind/ensemble/reproducible_sum.hpp"
+#include "rewind/error.hpp"
+#include "rewind/storage/collective.hpp"
+#include "task_queue.hpp"
+
+namespace rwd::ensemble {
+
+using storage::mpi_check;
+
+const char* to_string(Assign assign) noexcept {
+  return assign == Assign::Dynamic ? "dynamic" : "static";
+}
+
+std::vector<std::int64_t> TaskRunner::backward_order(std::vector<std::int64_t> tasks) {
+  std::reverse(tasks.begin(), tasks.end());
+  return tasks;
+}
+
+namespace {
+
+// What a group knows of one of its tasks, sent to every rank after a pass.
+struct Entry {
+  std::int64_t task = -1;
+  std::int64_t position = -1;
+  double begin = 0, end = 0;
+  TaskCost cost;
+};
+constexpr int kEntryWords = 11;
+
+void pack(const Entry& e, std::vector<double>& out) {
+  const TaskCost& c = e.cost;
+  for (double v :
+       {static_cast<double>(e.task), static_cast<double>(e.position), e.begin, e.end,
+        static_cast<double>(c.steps), static_cast<double>(c.forward_steps),
+        static_cast<double>(c.adjoint_steps), static_cast<double>(c.ram_peak_bytes),
+        static_cast<double>(c.disk_bytes_written), c.spilled ? 1.0 : 0.0, c.cut ? 1.0 : 0.0}) {
+    out.push_back(v);
+  }
+}
+
+Entry unpack(const double* w) {
+  Entry e;
+  e.task = static_cast<std::int64_t>(w[0]);
+  e.position = static_cast<std::int64_t>(w[1]);
+  e.begin = w[2];
+  e.end = w[3];
+  e.cost = {static_cast<std::int64_t>(w[4]),
+            static_cast<std::int64_t>(w[5]),
+            static_cast<std::int64_t>(w[6]),
+            static_cast<std::int64_t>(w[7]),
+            static_cast<std::int64_t>(w[8]),
+            w[9] != 0.0,
+            w[10] != 0.0};
+  return e;
+}
+
+// Every rank's doubles, concatenated in rank order, on every rank of `comm`.
+std::vector<double> allgather(MPI_Comm comm, const std::vector<double>& mine) {
+  int size = 0;
+  mpi_check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  mpi_check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+  std::vector<double> all(static_cast<std::size_t>(displs.back() + counts.back()));
+  mpi_check(MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                           MPI_DOUBLE, comm),
+            "MPI_Allgatherv");
+  return all;
+}
+
+std::int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
+}
+
+}  // namespace
+
+struct Ensemble::Impl {
+  Impl(MPI_Comm comm, const EnsembleConfig& c) : groups(comm, c.group_size), config(c) {
+    require(c.failure_wait_seconds >= 0,
+            "ensemble: EnsembleConfig::failure_wait_seconds must be >= 0");
+  }
+
+  detail::Groups groups;
+  EnsembleConfig config;
+  bool held = false;                // the tapes of a forward are held
+  std::vector<std::int64_t> mine;   // this group's tasks, in the order it ran them
+  std::vector<TaskRecord> mapping;  // in task order
+  Outputs outputs;
+  EnsembleReport report;
+
+  std::optional<Error> agree_task(const std::optional<Error>& local, std::int64_t task,
+                                  const char* sweep, TaskRunner& runner) {
+    std::optional<Error> named;
+    if (local) {
+      named.emplace(local->code(), "ensemble: task " + std::to_string(task) + " failed in its " +
+                                       sweep + " on group " + std::to_string(groups.group_index()) +
+                                       ": " + local->what());
+    }
+    try {
+      return detail::agree_in_group(groups.group(), named, config.failure_wait_seconds);
+    } catch (...) {
+      runner.discard();
+      throw;
+    }
+  }
+
+  // Collective on the world: every rank throws the lowest failing rank's error if any failed.
+  void agree_world(const std::optional<Error>& failure, TaskRunner& runner) {
+    try {
+      storage::agree(groups.world(), failure);
+    } catch (...) {
+      runner.discard();
+      held = false;
+      mine.clear();
+      throw;
+    }
+  }
+
+  // The leaders' entries of every group, gathered on every rank: (group, entry) pairs.
+  std::vector<std::pair<int, Entry>> gather_entries(const std::vector<Entry>& local) {
+    std::vector<double> words;
+    if (groups.leader()) {
+      for (const Entry& e : local) pack(e, words);
+    }
+    // Prefix each group's block with its group index: leaders send (group, n, entries...).
+    std::vector<double> framed;
+    if (groups.leader()) {
+      framed.push_back(groups.group_index());
+      framed.push_back(static_cast<double>(local.size()));
+      framed.insert(framed.end(), words.begin(), words.end());
+    }
+    const std::vector<double> all = allgather(groups.world(), framed);
+    std::vector<std::pair<int, Entry>> out;
+    for (std::size_t at = 0; at < all.size();) {
+      const int q = static_cast<int>(all[at]);
+      const auto n = static_cast<std::size_t>(all[at + 1]);
+      at += 2;
+      for (std::size_t j = 0; j < n; ++j, at += kEntryWords) out.emplace_back(q, unpack(&all[at]));
+    }
+    return out;
+  }
+
+  void gather_outputs(std::int64_t tasks,
+                      const std::vector<std::pair<std::int64_t, std::vector<double>>>& ys) {
+    // Leaders send (task, length, values...) per task.
+    std::vector<double> framed;
+    if (groups.leader()) {
+      for (const auto& [k, y] : ys) {
+        framed.push_back(static_cast<double>(k));
+        framed.push_back(static_cast<double>(y.size()));
+        framed.insert(framed.end(), y.begin(), y.end());
+      }
+    }
+    const std::vector<double> all = allgather(groups.world(), framed);
+    std::vector<std::vector<double>> by_task(static_cast<std::size_t>(tasks));
+    for (std::size_t at = 0; at < all.size();) {
+      const auto k = static_cast<std::size_t>(all[at]);
+      const auto n = static_cast<std::size_t>(all[at + 1]);
+      by_task[k].assign(all.begin() + static_cast<std::ptrdiff_t>(at + 2),
+                        all.begin() + static_cast<std::ptrdiff_t>(at + 2 + n));
+      at += 2 + n;
+    }
+    outputs = {};
+    outputs.offsets.push_back(0);
+    for (const auto& y : by_task) {
+      outputs.values.insert(outputs.values.end(), y.begin(), y.end());
+      outputs.offsets.push_back(static_cast<std::int64_t>(outputs.values.size()));
+    }
+  }
+
+  double slowest(double seconds) {
+    double worst = 0;
+    mpi_check(MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, groups.world()),
+              "MPI_Allreduce (pass time)");
+    return worst;
+  }
+
+  void gather_peak_memory() {
+    const std::int64_t mine_rss = peak_rss_bytes();
+    report.peak_rss_bytes.assign(static_cast<std::size_t>(groups.world_size()), 0);
+    mpi_check(MPI_Allgather(&mine_rss, 1, MPI_INT64_T, report.peak_rss_bytes.data(), 1, MPI_INT64_T,
+                            groups.world()),
+              "MPI_Allgather (peak memory)");
+  }
+
+  Outputs forward(std::int64_t tasks, TaskRunner& runner) {
+    require(!held,
+            "ensemble: forward() while the tapes of the last forward() are still held; call "
+            "backward() or discard() first");
+    require(tasks >= 0, "ensemble: the task count must be >= 0, got " + std::to_string(tasks));
+    mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (forward start)");
+    const double t0 = MPI_Wtime();
+    detail::TaskQueue queue(groups, config.assign, tasks);
+    std::vector<Entry> local;
+    std::vector<std::pair<std::int64_t, std::vector<double>>> ys;
+    std::optional<Error> failure;
+    mine.clear();
+    while (true) {
+      const std::int64_t k = queue.next();
+      if (k >= tasks) break;
+      Entry e;
+      e.task = k;
+      e.position = static_cast<std::int64_t>(local.size());
+      e.begin = MPI_Wtime() - t0;
+      std::vector<double> y;
+      failure =
+          agree_task(storage::capture([&] { y = runner.forward(k); }), k, "forward sweep", runner);
+      if (failure) {
+        queue.stop();
+        break;
+      }
+      e.end = MPI_Wtime() - t0;
+      mine.push_back(k);
+      local.push_back(e);
+      ys.emplace_back(k, std::move(y));
+    }
+    queue.close();
+    held = true;
+    agree_world(failure, runner);
+
+    const auto entries = gather_entries(local);
+    mapping.assign(static_cast<std::size_t>(tasks), TaskRecord{});
+    for (const auto& [q, e] : entries) {
+      TaskRecord& r = mapping[static_cast<std::size_t>(e.task)];
+      r.task = e.task;
+      r.group = q;
+      r.position = static_cast<int>(e.position);
+      r.forward_begin = e.begin;
+      r.forward_end = e.end;
+    }
+    gather_outputs(tasks, ys);
+    report = {};
+    report.tasks = tasks;
+    report.groups = groups.groups();
+    report.group_size = groups.group_size();
+    report.assign = config.assign;
+    report.forward_seconds = slowest(MPI_Wtime() - t0);
+    return outputs;
+  }
+
+  std::vector<double> backward(std::span<const double> ybar, TaskRunner& runner, int root) {
+    require(held, "ensemble: backward() needs the tapes of a forward(); call forward() first");
+    require(root >= 0 && root < groups.world_size(),
+            "ensemble: backward() root " + std::to_string(root) + " is not a rank of the " +
+                std::to_string(groups.world_size()) + " ranks");
+    const auto total = static_cast<std::int64_t>(outputs.values.size());
+    std::int64_t given = static_cast<std::int64_t>(ybar.size());
+    mpi_check(MPI_Bcast(&given, 1, MPI_INT64_T, root, groups.world()), "MPI_Bcast (ybar length)");
+    require(given == total, "ensemble: backward() got " + std::to_string(given) +
+                                " cotangents on rank " + std::to_string(root) +
+                                ", but the forward's outputs have " + std::to_string(total) +
+                                " values; ybar must have the layout of forward()'s values");
+    mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (backward start)");
+    const double t0 = MPI_Wtime();
+
+    // Each group's tasks in its own order, and how many cotangents each group gets.
+    const int G = groups.groups();
+    std::vector<std::vector<std::int64_t>> lists(static_cast<std::size_t>(G));
+    for (const TaskRecord& r : mapping) lists[static_cast<std::size_t>(r.group)].push_back(r.task);
+    for (auto& l : lists) {
+      std::sort(l.begin(), l.end(), [&](std::int64_t a, std::int64_t b) {
+        return mapping[static_cast<std::size_t>(a)].position <
+               mapping[static_cast<std::size_t>(b)].position;
+      });
+    }
+    const auto length_of = [&](std::int64_t k) {
+      const auto j = static_cast<std::size_t>(k);
+      return outputs.offsets[j + 1] - outputs.offsets[j];
+    };
+    std::vector<int> counts(static_cast<std::size_t>(groups.world_size()), 0);
+    std::vector<int> displs(counts.size(), 0);
+    for (int q = 0; q < G; ++q) {
+      std::int64_t n = 0;
+      for (std::int64_t k : lists[static_cast<std::size_t>(q)]) n += length_of(k);
+      counts[static_cast<std::size_t>(groups.leader_of(q))] = static_cast<int>(n);
+    }
+    std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
+    std::vector<double> send;
+    if (groups.world_rank() == root) {
+      send.reserve(static_cast<std::size_t>(total));
+      for (const auto& l : lists) {
+        for (std::int64_t k : l) {
+          const auto j = static_cast<std::size_t>(k);
+          send.insert(send.end(), ybar.begin() + outputs.offsets[j],
+                      ybar.begin() + outputs.offsets[j + 1]);
+        }
+      }
+    }
+    const int q = groups.group_index();
+    const int chunk = counts[static_cast<std::size_t>(groups.leader_of(q))];
+    std::vector<double> received(static_cast<std::size_t>(chunk));
+    mpi_check(MPI_Scatterv(send.data(), counts.data(), displs.data(), MPI_DOUBLE, received.data(),
+                           groups.leader() ? chunk : 0, MPI_DOUBLE, root, groups.world()),
+              "MPI_Scatterv (cotangents to the groups)");
+    mpi_check(MPI_Bcast(received.data(), chunk, MPI_DOUBLE, 0, groups.group()),
+              "MPI_Bcast (cotangents within the group)");
+    std::int64_t cotangent_bytes = 0;
+    for (int p = 0; p < G; ++p) {
+      const std::int64_t c = counts[static_cast<std::size_t>(groups.leader_of(p))];
+      cotangent_bytes += (groups.leader_of(p) == root ? 0 : c) + (groups.group_size() - 1) * c;
+    }
+    cotangent_bytes *= static_cast<std::int64_t>(sizeof(double));
+
+    // Where each of this group's tasks' cotangents sit in `received`.
+    std::vector<std::pair<std::int64_t, std::int64_t>> where(outputs.offsets.size());
+    std::int64_t at = 0;
+    for (std::int64_t k : lists[static_cast<std::size_t>(q)]) {
+      where[static_cast<std::size_t>(k)] = {at, length_of(k)};
+      at += length_of(k);
+    }
+
+    std::optional<ReproducibleSum> sum;
+    std::optional<Error> failure;
+    std::vector<Entry> local;
+    for (std::int64_t k : runner.backward_order(mine)) {
+      Entry e;
+      e.task = k;
+      e.begin = MPI_Wtime() - t0;
+      const auto [off, len] = where[static_cast<std::size_t>(k)];
+      const std::span<const double> yk(received.data() + off, static_cast<std::size_t>(len));
+      std::vector<double> g;
+      failure = agree_task(storage::capture([&] {
+                             g = runner.backward(k, yk);
+                             if (!sum) sum.emplace(g.size());
+                             require(g.size() == sum->length(),
+                                     "its gradient block has " + std::to_string(g.size()) +
+                                         " values, the group's first task's had " +
+                                         std::to_string(sum->length()));
+                             sum->add(g);
+                           }),
+                           k, "reverse sweep", runner);
+      if (failure) break;
+      e.end = MPI_Wtime() - t0;
+      e.cost = runner.cost(k);
+      local.push_back(e);
+    }
+    agree_world(failure, runner);
+    held = false;
+
+    // Groups without a task learn the gradient's length from the others.
+    long long length = sum ? static_cast<long long>(sum->length()) : -1, longest = 0, shortest = 0;
+    mpi_check(MPI_Allreduce(&length, &longest, 1, MPI_LONG_LONG, MPI_MAX, groups.cross()),
+              "MPI_Allreduce (gradient length)");
+    if (length < 0) length = std::max(longest, 0LL);
+    mpi_check(MPI_Allreduce(&length, &shortest, 1, MPI_LONG_LONG, MPI_MIN, groups.cross()),
+              "MPI_Allreduce (gradient length)");
+    require(shortest == longest || longest < 0,
+            "ensemble: the tasks' gradient blocks differ in length between groups on the same "
+            "rank within the group (" +
+                std::to_string(shortest) + " and " + std::to_string(longest) + " values)");
+    if (!sum) sum.emplace(static_cast<std::size_t>(length));
+    sum->allreduce(groups.cross());
+    std::vector<double> gradient = sum->result();
+
+    for (const auto& [grp, e] : gather_entries(local)) {
+      TaskRecord& r = mapping[static_cast<std::size_t>(e.task)];
+      r.backward_begin = e.begin;
+      r.backward_end = e.end;
+      r.cost = e.cost;
+    }
+    report.mapping = mapping;
+    report.backward_seconds = slowest(MPI_Wtime() - t0);
+    report.backward_cotangent_bytes = cotangent_bytes;
+    // Each rank hands its accumulator (4 words an entry) to the reduction over the G groups.
+    report.backward_reduction_bytes =
+        G > 1 ? static_cast<std::int64_t>(groups.world_size()) * length * 32 : 0;
+    gather_peak_memory();
+    mine.clear();
+    return gradient;
+  }
+};
+
+Ensemble::Ensemble(MPI_Comm comm, const EnsembleConfig& config)
+    : impl_(std::make_unique<Impl>(comm, config)) {}
+Ensemble::~Ensemble() = default;
+
+int Ensemble::groups() const {
+  return impl_->groups.groups();
+}
+int Ensemble::group() const {
+  return impl_->groups.group_index();
+}
+MPI_Comm Ensemble::group_comm() const {
+  return impl_->groups.group();
+}
+
+Outputs Ensemble::forward(std::int64_t tasks, TaskRunner& runner) {
+  return impl_->forward(tasks, runner);
+}
+
+std::vector<double> Ensemble::backward(std::span<const double> ybar, TaskRunner& runner, int root) {
+  return impl_->backward(ybar, runner, root);
+}
+
+void Ensemble::discard(TaskRunner& runner) {
+  Impl& s = *impl_;
+  runner.discard();
+  s.held = false;
+  s.mine.clear();
+  mpi_check(MPI_Barrier(s.groups.world()), "MPI_Barrier (discard)");
+}
+
+const std::vector<TaskRecord>& Ensemble::mapping() const {
+  return impl_->mapping;
+}
+
+EnsembleReport Ensemble::report() const {
+  EnsembleReport r = impl_->report;
+  if (r.mapping.empty()) r.mapping = impl_->mapping;
+  return r;
+}
+
+}  // namespace rwd::ensemble

@@ -1,0 +1,114 @@
+#include "rewind/ensemble/stepper_tasks.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "rewind/error.hpp"
+
+namespace rwd::ensemble {
+
+StepperTasks::StepperTasks(MPI_Comm group, TaskFactory factory, StepperTasksConfig config)
+    : group_(group), factory_(std::move(factory)), config_(std::move(config)) {
+  require(static_cast<bool>(factory_), "ensemble: the task factory is empty");
+  config_.stores.store.comm = group;
+  stores_ = std::make_shared<engine::Stores>(config_.stores);
+}
+
+StepperTasks::~StepperTasks() = default;
+
+engine::RecordingConfig StepperTasks::config_for(const Task& task) const {
+  engine::RecordingConfig c = config_.recording;
+  c.params.steps = task.steps();
+  return c;
+}
+
+std::vector<HeldTape> StepperTasks::held() const {
+  std::vector<HeldTape> out;
+  for (const auto& [k, t] : tapes_) {
+    out.push_back({k, t.recording.get(), t.order, t.cost.steps, t.cost.spilled});
+  }
+  return out;
+}
+
+void StepperTasks::make_room(std::int64_t task, const engine::Claim& need, std::int64_t run) {
+  ensemble::make_room(
+      *stores_, held(), task, need, run, [&](std::int64_t k) { tapes_.at(k).cost.spilled = true; },
+      [&](std::int64_t k) {
+        Tape& t = tapes_.at(k);
+        t.recording.reset();
+        t.cost.cut = true;
+      });
+}
+
+void StepperTasks::record(std::int64_t k, Task& task, Tape& tape) {
+  const engine::RecordingConfig config = config_for(task);
+  make_room(k, engine::claim_of(engine::plan_for(task.stepper(), group_, config)), 0);
+  tape.recording = std::make_unique<engine::Recording>(task.stepper(), stores_, config);
+  tape.recording->record();
+}
+
+void StepperTasks::account(Tape& tape, const engine::RunStats& stats) {
+  TaskCost& c = tape.cost;
+  c.steps = stats.steps;
+  c.forward_steps += stats.forward_steps;
+  c.adjoint_steps += stats.adjoint_steps;
+  c.ram_peak_bytes = std::max(c.ram_peak_bytes, stats.ram.peak_bytes);
+  c.disk_bytes_written += stats.disk.bytes_written;
+}
+
+std::vector<double> StepperTasks::forward(std::int64_t k) {
+  std::unique_ptr<Task> task = factory_(k, group_);
+  require(task != nullptr,
+          "ensemble: the task factory returned no task for task " + std::to_string(k));
+  Tape tape;
+  tape.order = recorded_++;
+  record(k, *task, tape);
+  std::vector<double> y = task->output();
+  tape.recording->park();
+  const engine::RunStats stats = tape.recording->stats();
+  tape.cost.steps = stats.steps;
+  tape.cost.forward_steps = stats.forward_steps;
+  tapes_[k] = std::move(tape);
+  return y;
+}
+
+std::vector<std::int64_t> StepperTasks::backward_order(std::vector<std::int64_t>) {
+  return reverse_order(held());
+}
+
+std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const double> ybar) {
+  auto it = tapes_.find(k);
+  require(it != tapes_.end(), "ensemble: no tape of task " + std::to_string(k) + " on this group");
+  Tape& tape = it->second;
+  std::unique_ptr<Task> task = factory_(k, group_);
+  require(task != nullptr,
+          "ensemble: the task factory returned no task for task " + std::to_string(k));
+  if (!tape.recording) {  // cut: record it again
+    record(k, *task, tape);
+    tape.cost.forward_steps += tape.recording->stats().forward_steps;
+  } else {
+    make_room(k, tape.recording->reverse_claim(), tape.recording->id());
+    tape.recording->attach(task->stepper());
+  }
+  const engine::RunStats stats = tape.recording->reverse(ybar);
+  std::vector<double> g = task->gradient();
+  // The first sweep's steps were counted when it ran.
+  engine::RunStats reverse_only = stats;
+  reverse_only.forward_steps = stats.forward_steps - stats.steps;
+  account(tape, reverse_only);
+  done_[k] = tape.cost;
+  tapes_.erase(it);
+  return g;
+}
+
+TaskCost StepperTasks::cost(std::int64_t k) const {
+  if (auto d = done_.find(k); d != done_.end()) return d->second;
+  if (auto t = tapes_.find(k); t != tapes_.end()) return t->second.cost;
+  return {};
+}
+
+void StepperTasks::discard() noexcept {
+  tapes_.clear();
+}
+
+}  // namespace rwd::ensemble

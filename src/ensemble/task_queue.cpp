@@ -1,0 +1,64 @@
+#include "task_queue.hpp"
+
+#include "rewind/storage/collective.hpp"
+
+namespace rwd::ensemble::detail {
+
+using storage::mpi_check;
+
+TaskQueue::TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks)
+    : groups_(groups), assign_(assign), tasks_(tasks), static_next_(groups.group_index()) {
+  if (assign_ != Assign::Dynamic) return;
+  const MPI_Aint bytes = groups.world_rank() == 0 ? sizeof(std::int64_t) : 0;
+  mpi_check(MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, groups.world(), &counter_,
+                             &window_),
+            "MPI_Win_allocate (task counter)");
+  if (groups.world_rank() == 0) {
+    mpi_check(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, window_), "MPI_Win_lock");
+    *counter_ = 0;
+    mpi_check(MPI_Win_unlock(0, window_), "MPI_Win_unlock");
+  }
+  mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (task counter)");
+}
+
+TaskQueue::~TaskQueue() {
+  // Freeing a window is collective: a queue not closed is being unwound on this rank alone.
+}
+
+std::int64_t TaskQueue::next() {
+  if (assign_ == Assign::Static) {
+    const std::int64_t k = static_next_;
+    static_next_ += groups_.groups();
+    return k;
+  }
+  std::int64_t k = 0;
+  if (groups_.leader()) {
+    const std::int64_t one = 1;
+    mpi_check(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, window_), "MPI_Win_lock");
+    mpi_check(MPI_Fetch_and_op(&one, &k, MPI_INT64_T, 0, 0, MPI_SUM, window_),
+              "MPI_Fetch_and_op (claiming a task)");
+    mpi_check(MPI_Win_unlock(0, window_), "MPI_Win_unlock");
+  }
+  mpi_check(MPI_Bcast(&k, 1, MPI_INT64_T, 0, groups_.group()), "MPI_Bcast (claimed task)");
+  return k;
+}
+
+void TaskQueue::stop() {
+  if (assign_ == Assign::Static) {
+    static_next_ = tasks_;
+    return;
+  }
+  if (!groups_.leader()) return;
+  const std::int64_t jump = tasks_ + 1;
+  std::int64_t ignored = 0;
+  mpi_check(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, window_), "MPI_Win_lock");
+  mpi_check(MPI_Fetch_and_op(&jump, &ignored, MPI_INT64_T, 0, 0, MPI_SUM, window_),
+            "MPI_Fetch_and_op (stopping the queue)");
+  mpi_check(MPI_Win_unlock(0, window_), "MPI_Win_unlock");
+}
+
+void TaskQueue::close() {
+  if (window_ != MPI_WIN_NULL) mpi_check(MPI_Win_free(&window_), "MPI_Win_free (task counter)");
+}
+
+}  // namespace rwd::ensemble::detail

@@ -1,0 +1,44 @@
+#pragma once
+// Which task a group runs next. Dynamic: a counter on world rank 0 that each group's leader
+// increments with one-sided MPI_Fetch_and_op as soon as its group is free, so no rank waits for
+// a busy dispatcher (within one node Open MPI serves the window from shared memory; across
+// nodes without hardware atomics the target's MPI progress is needed). Static: task k runs on
+// group k mod G. Private to the ensemble layer.
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "groups.hpp"
+#include "rewind/ensemble/ensemble.hpp"
+
+namespace rwd::ensemble::detail {
+
+class TaskQueue {
+ public:
+  /// Collective on groups.world() (the window is created here).
+  TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks);
+  /// Frees the window if close() did not: only when unwinding, rank-local (the window leaks).
+  ~TaskQueue();
+  TaskQueue(const TaskQueue&) = delete;
+  TaskQueue& operator=(const TaskQueue&) = delete;
+
+  /// The next task for this group, or a value >= tasks when there is none. Collective on the
+  /// group (the leader claims, the others learn it by broadcast).
+  std::int64_t next();
+  /// After a failure on this group: every later claim, by any group, finds no task. Collective
+  /// on the group.
+  void stop();
+  /// Collective on groups.world(): frees the window.
+  void close();
+
+ private:
+  const Groups& groups_;
+  Assign assign_;
+  std::int64_t tasks_;
+  std::int64_t static_next_;
+  MPI_Win window_ = MPI_WIN_NULL;
+  std::int64_t* counter_ = nullptr;
+};
+
+}  // namespace rwd::ensemble::detail
