@@ -1,0 +1,384 @@
+// The ensemble map for PETSc programs (include/rewind/petsc/ensemble.h): each task is a TS on
+// its group's communicator whose rewind trajectory keeps its checkpoints in the group's stores;
+// the TS lives from its TSSolve to its TSAdjointSolve.
+#include "rewind/petsc/ensemble.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "check.hpp"
+#include "rewind/engine/stores.hpp"
+#include "rewind/ensemble/ensemble.hpp"
+#include "rewind/ensemble/tape_room.hpp"
+#include "rewind/error.hpp"
+#include "rewind/petsc/trajectory.h"
+#include "shared_stores.hpp"
+#include "trajectory_state.hpp"
+
+namespace rwd::petsc {
+namespace {
+
+struct Settings {
+  PetscInt group_size = 1;
+  std::string assign = "dynamic";
+  PetscInt max_cps_ram = -1;
+  PetscInt max_cps_disk = -1;
+  std::string dirname = ".";
+  PetscBool async = PETSC_TRUE;
+};
+
+// The tasks of one group, each a TS kept from its solve to its adjoint solve.
+class TsTasks final : public ensemble::TaskRunner {
+ public:
+  TsTasks(MPI_Comm group, const RewindEnsembleTaskOps& ops, void* ctx, PetscInt output_size,
+          PetscInt gradient_size, engine::StoresConfig stores)
+      : group_(group),
+        ops_(ops),
+        ctx_(ctx),
+        output_size_(output_size),
+        gradient_size_(gradient_size) {
+    stores.store.comm = group;
+    stores_ = std::make_shared<engine::Stores>(stores);
+  }
+  ~TsTasks() override { discard(); }
+
+  std::vector<double> forward(std::int64_t k) override {
+    Held held;
+    held.order = recorded_++;
+    solve(k, held);
+    std::vector<double> y(static_cast<std::size_t>(output_size_));
+    REWIND_PETSC(ops_.output(static_cast<PetscInt>(k), held.ts, ctx_, y.data()));
+    held_[k] = std::move(held);
+    return y;
+  }
+
+  std::vector<std::int64_t> backward_order(std::vector<std::int64_t>) override {
+    return ensemble::reverse_order(tapes());
+  }
+
+  std::vector<double> backward(std::int64_t k, std::span<const double> ybar) override {
+    Held& h = held_.at(k);
+    if (!h.ts) {  // cut: solve it again
+      solve(k, h);
+      h.cost.cut = true;
+    } else if (engine::Recording* r = recording(h.ts)) {
+      make_room(k, r->reverse_claim(), r->id());
+    }
+    REWIND_PETSC(ops_.seed(static_cast<PetscInt>(k), h.ts, ctx_, ybar.data()));
+    REWIND_PETSC(TSAdjointSolve(h.ts));
+    std::vector<double> g(static_cast<std::size_t>(gradient_size_));
+    REWIND_PETSC(ops_.gradient(static_cast<PetscInt>(k), h.ts, ctx_, g.data()));
+    TSTrajectory tj = nullptr;
+    REWIND_PETSC(TSGetTrajectory(h.ts, &tj));
+    TSTrajectoryRewindStats st;
+    REWIND_PETSC(TSTrajectoryRewindGetStats(tj, &st));
+    h.cost.steps = st.steps;
+    h.cost.forward_steps += st.forward_steps;
+    h.cost.adjoint_steps = st.adjoint_steps;
+    h.cost.ram_peak_bytes = trajectory(tj).carry.report.stats.ram.peak_bytes;
+    h.cost.disk_bytes_written = trajectory(tj).carry.report.stats.disk.bytes_written;
+    done_[k] = h.cost;
+    destroy(k, h);
+    held_.erase(k);
+    return g;
+  }
+
+  ensemble::TaskCost cost(std::int64_t k) const override {
+    if (auto d = done_.find(k); d != done_.end()) return d->second;
+    if (auto h = held_.find(k); h != held_.end()) return h->second.cost;
+    return {};
+  }
+
+  void discard() noexcept override {
+    for (auto& [k, h] : held_) destroy(k, h);
+    held_.clear();
+  }
+
+  engine::Stores& stores() { return *stores_; }
+
+ private:
+  struct Held {
+    TS ts = nullptr;  // null once cut
+    std::int64_t order = 0;
+    ensemble::TaskCost cost;
+  };
+
+  static engine::Recording* recording(TS ts) {
+    TSTrajectory tj = nullptr;
+    if (TSGetTrajectory(ts, &tj) || !tj) return nullptr;
+    return current_recording(tj);
+  }
+
+  std::vector<ensemble::HeldTape> tapes() const {
+    std::vector<ensemble::HeldTape> out;
+    for (const auto& [k, h] : held_) {
+      out.push_back({k, h.ts ? recording(h.ts) : nullptr, h.order, h.cost.steps, h.cost.spilled});
+    }
+    return out;
+  }
+
+  void make_room(std::int64_t task, const engine::Claim& need, std::int64_t run) {
+    ensemble::make_room(
+        *stores_, tapes(), task, need, run,
+        [&](std::int64_t k) { held_.at(k).cost.spilled = true; },
+        [&](std::int64_t k) {
+          Held& h = held_.at(k);
+          destroy(k, h);
+          h.cost.cut = true;
+        });
+  }
+
+  // Creates task k's TS, gives its rewind trajectory the group's stores, makes room for its
+  // budget and solves it.
+  void solve(std::int64_t k, Held& h) {
+    REWIND_PETSC(ops_.create(static_cast<PetscInt>(k), group_, ctx_, &h.ts));
+    require(h.ts != nullptr,
+            "ensemble: the create callback returned no TS for task " + std::to_string(k));
+    TSTrajectory tj = nullptr;
+    REWIND_PETSC(TSGetTrajectory(h.ts, &tj));
+    require(tj != nullptr, "ensemble: task " + std::to_string(k) +
+                               "'s TS saves no trajectory; call TSSetSaveTrajectory in create");
+    PetscBool rewind = PETSC_FALSE;
+    REWIND_PETSC(PetscObjectTypeCompare((PetscObject)tj, TSTRAJECTORYREWIND, &rewind));
+    if (!rewind) {
+      REWIND_PETSC(TSTrajectorySetType(tj, h.ts, TSTRAJECTORYREWIND));
+      REWIND_PETSC(TSTrajectorySetFromOptions(tj, h.ts));
+    }
+    share_stores(tj, stores_);
+    // The budget the task's recording will claim, from its trajectory's options.
+    const Options& o = trajectory(tj).carry.options;
+    require(o.max_cps_ram >= 1 || stores_->config().ram == schedule::kUnlimited,
+            "ensemble: a group RAM capacity (-rewind_ensemble_max_cps_ram) needs a RAM budget per "
+            "task (-ts_trajectory_max_cps_ram)");
+    engine::Claim need;
+    need.ram = std::max<PetscInt>(o.max_cps_ram, 0);
+    need.disk = o.max_cps_disk < 0 ? schedule::kUnlimited : o.max_cps_disk;
+    make_room(k, need, 0);
+    REWIND_PETSC(TSSolve(h.ts, nullptr));
+    TSTrajectoryRewindStats st;
+    REWIND_PETSC(TSTrajectoryRewindGetStats(tj, &st));
+    if (engine::Recording* r = current_recording(tj)) {
+      h.cost.steps = r->steps();
+      h.cost.forward_steps += r->stats().forward_steps;
+    }
+  }
+
+  void destroy(std::int64_t k, Held& h) noexcept {
+    if (!h.ts) return;
+    if (ops_.destroy) (void)ops_.destroy(static_cast<PetscInt>(k), h.ts, ctx_);
+    (void)TSDestroy(&h.ts);
+    h.ts = nullptr;
+  }
+
+  MPI_Comm group_;
+  RewindEnsembleTaskOps ops_;
+  void* ctx_;
+  PetscInt output_size_, gradient_size_;
+  std::shared_ptr<engine::Stores> stores_;
+  std::map<std::int64_t, Held> held_;
+  std::map<std::int64_t, ensemble::TaskCost> done_;
+  std::int64_t recorded_ = 0;
+};
+
+}  // namespace
+}  // namespace rwd::petsc
+
+struct _n_RewindEnsemble {
+  MPI_Comm comm = MPI_COMM_NULL;
+  rwd::petsc::Settings settings;
+  RewindEnsembleTaskOps ops{};
+  void* ctx = nullptr;
+  PetscInt output_size = -1, gradient_size = -1;
+  PetscInt tasks = 0;
+  std::unique_ptr<rwd::ensemble::Ensemble> ensemble;
+  std::unique_ptr<rwd::petsc::TsTasks> runner;
+  std::string report;
+};
+
+namespace {
+
+PetscErrorCode ready(RewindEnsemble e, const char* call) {
+  PetscFunctionBegin;
+  PetscCheck(e->ensemble, e->comm, PETSC_ERR_ORDER,
+             "%s: call RewindEnsembleSetFromOptions() first (it splits the communicator)", call);
+  PetscCheck(e->ops.create && e->ops.output && e->ops.seed && e->ops.gradient, e->comm,
+             PETSC_ERR_ORDER,
+             "%s: call RewindEnsembleSetTasks() with create, output, seed and "
+             "gradient callbacks first",
+             call);
+  PetscCheck(e->output_size >= 0 && e->gradient_size >= 0, e->comm, PETSC_ERR_ORDER,
+             "%s: call RewindEnsembleSetSizes() first", call);
+  PetscFunctionReturn(0);
+}
+
+void make_runner(RewindEnsemble e) {
+  rwd::engine::StoresConfig sc;
+  sc.store.directory = e->settings.dirname;
+  sc.store.label = "ensemble-group" + std::to_string(e->ensemble->group());
+  sc.store.async_io = e->settings.async == PETSC_TRUE;
+  sc.ram = e->settings.max_cps_ram < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_ram;
+  sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
+  e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,
+                                                    e->output_size, e->gradient_size, sc);
+}
+
+}  // namespace
+
+extern "C" {
+
+PetscErrorCode RewindEnsembleCreate(MPI_Comm comm, RewindEnsemble* ens) {
+  PetscFunctionBegin;
+  PetscCall(TSTrajectoryRegisterRewind());
+  PetscCallCXX(*ens = new _n_RewindEnsemble());
+  (*ens)->comm = comm;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens) {
+  PetscFunctionBegin;
+  if (!ens || !*ens) PetscFunctionReturn(0);
+  PetscCallCXX(delete *ens);
+  *ens = nullptr;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
+  rwd::petsc::Settings& s = e->settings;
+  char assign[32], dir[PETSC_MAX_PATH_LEN];
+  PetscBool flg = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(assign, s.assign.c_str(), sizeof assign));
+  PetscCall(PetscStrncpy(dir, s.dirname.c_str(), sizeof dir));
+  PetscOptionsBegin(e->comm, NULL, "rewind ensemble options (independent adjoint tasks)", NULL);
+  PetscCall(PetscOptionsInt("-rewind_ensemble_group_size", "Ranks per group (divides the size)",
+                            "RewindEnsembleSetFromOptions", s.group_size, &s.group_size, NULL));
+  PetscCall(PetscOptionsString(
+      "-rewind_ensemble_assign", "How tasks reach groups: dynamic (first free group) or static",
+      "RewindEnsembleSetFromOptions", assign, assign, sizeof assign, &flg));
+  PetscCall(PetscOptionsInt("-rewind_ensemble_max_cps_ram",
+                            "RAM checkpoints all of a group's tapes share (-1: no limit)",
+                            "RewindEnsembleSetFromOptions", s.max_cps_ram, &s.max_cps_ram, NULL));
+  PetscCall(PetscOptionsInt("-rewind_ensemble_max_cps_disk",
+                            "Disk checkpoints all of a group's tapes share (-1: no limit)",
+                            "RewindEnsembleSetFromOptions", s.max_cps_disk, &s.max_cps_disk, NULL));
+  PetscCall(PetscOptionsString("-rewind_ensemble_dirname",
+                               "Directory of the groups' checkpoint files",
+                               "RewindEnsembleSetFromOptions", dir, dir, sizeof dir, NULL));
+  PetscCall(PetscOptionsBool("-rewind_ensemble_async", "Disk I/O behind the computation",
+                             "RewindEnsembleSetFromOptions", s.async, &s.async, NULL));
+  PetscOptionsEnd();
+  s.assign = assign;
+  s.dirname = dir;
+  PetscCheck(s.assign == "dynamic" || s.assign == "static", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-rewind_ensemble_assign must be dynamic or static, got %s", assign);
+  PetscCheck(s.max_cps_ram >= -1 && s.max_cps_disk >= -1, e->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
+             "for no limit");
+  rwd::ensemble::EnsembleConfig c;
+  c.group_size = static_cast<int>(s.group_size);
+  c.assign = s.assign == "dynamic" ? rwd::ensemble::Assign::Dynamic : rwd::ensemble::Assign::Static;
+  e->runner.reset();
+  e->ensemble.reset();
+  PetscCallCXX(e->ensemble = std::make_unique<rwd::ensemble::Ensemble>(e->comm, c));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleSetTasks(RewindEnsemble e, const RewindEnsembleTaskOps* ops,
+                                      void* ctx) {
+  PetscFunctionBegin;
+  e->ops = *ops;
+  e->ctx = ctx;
+  e->runner.reset();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleSetSizes(RewindEnsemble e, PetscInt output_size,
+                                      PetscInt gradient_size) {
+  PetscFunctionBegin;
+  PetscCheck(output_size >= 0 && gradient_size >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "RewindEnsembleSetSizes: sizes must be >= 0");
+  e->output_size = output_size;
+  e->gradient_size = gradient_size;
+  e->runner.reset();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble e, PetscInt* group, PetscInt* groups,
+                                      MPI_Comm* comm) {
+  PetscFunctionBegin;
+  PetscCheck(e->ensemble, PETSC_COMM_SELF, PETSC_ERR_ORDER,
+             "RewindEnsembleGetGroup: call RewindEnsembleSetFromOptions() first");
+  if (group) *group = e->ensemble->group();
+  if (groups) *groups = e->ensemble->groups();
+  if (comm) *comm = e->ensemble->group_comm();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleForward(RewindEnsemble e, PetscInt ntasks, PetscScalar y[]) {
+  PetscFunctionBegin;
+  PetscCall(ready(e, "RewindEnsembleForward"));
+  if (!e->runner) PetscCallCXX(make_runner(e));
+  rwd::ensemble::Outputs out;
+  PetscCallCXX(out = e->ensemble->forward(ntasks, *e->runner));
+  e->tasks = ntasks;
+  if (y) {
+    for (std::size_t i = 0; i < out.values.size(); ++i) y[i] = out.values[i];
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleBackward(RewindEnsemble e, const PetscScalar ybar[], PetscScalar g[]) {
+  PetscMPIInt rank = 0;
+  PetscFunctionBegin;
+  PetscCall(ready(e, "RewindEnsembleBackward"));
+  PetscCheck(e->runner, e->comm, PETSC_ERR_ORDER,
+             "RewindEnsembleBackward: call RewindEnsembleForward() first");
+  PetscCallMPI(MPI_Comm_rank(e->comm, &rank));
+  const std::size_t n = static_cast<std::size_t>(e->tasks * e->output_size);
+  std::span<const double> cotangents;
+  if (rank == 0) cotangents = std::span<const double>(ybar, ybar ? n : 0);
+  std::vector<double> gradient;
+  PetscCallCXX(gradient = e->ensemble->backward(cotangents, *e->runner));
+  for (std::size_t i = 0; i < gradient.size(); ++i) g[i] = gradient[i];
+  PetscCallCXX(e->report = e->ensemble->report().json());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleGetReport(RewindEnsemble e, const char** json) {
+  PetscFunctionBegin;
+  PetscCallCXX(e->report = e->ensemble ? e->ensemble->report().json() : std::string("{}"));
+  *json = e->report.c_str();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
+  PetscBool ascii = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii || !e->ensemble) PetscFunctionReturn(0);
+  const rwd::ensemble::EnsembleReport r = e->ensemble->report();
+  std::vector<int> per_group(static_cast<std::size_t>(r.groups), 0);
+  int spilled = 0, cut = 0;
+  for (const auto& m : r.mapping) {
+    if (m.group >= 0) ++per_group[static_cast<std::size_t>(m.group)];
+    spilled += m.cost.spilled ? 1 : 0;
+    cut += m.cost.cut ? 1 : 0;
+  }
+  std::string counts;
+  for (int c : per_group) counts += (counts.empty() ? "" : " ") + std::to_string(c);
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "rewind ensemble: %lld tasks on %d groups of %d ranks (%s assignment)\n",
+      (long long)r.tasks, r.groups, r.group_size, rwd::ensemble::to_string(r.assign)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  tasks per group: %s; spilled %d, cut %d\n",
+                                   counts.c_str(), spilled, cut));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer,
+      "  forward %.3f s, backward %.3f s; backward sent %lld bytes of cotangents and %lld "
+      "of gradient reduction\n",
+      r.forward_seconds, r.backward_seconds, (long long)r.backward_cotangent_bytes,
+      (long long)r.backward_reduction_bytes));
+  PetscFunctionReturn(0);
+}
+
+}  // extern "C"
