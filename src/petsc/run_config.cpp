@@ -1,16 +1,11 @@
 #include "run_config.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <vector>
 
 #include "check.hpp"
 #include "private_access.hpp"
-#include "rewind/timing.hpp"
+#include "rewind/storage/probe.hpp"
 
 namespace rwd::petsc {
 
@@ -22,54 +17,6 @@ bool adaptive(TS ts) {
   PetscBool none = PETSC_FALSE;
   REWIND_PETSC(PetscObjectTypeCompare((PetscObject)adapt, TSADAPTNONE, &none));
   return !none;
-}
-
-// Seconds to write (with fsync) and read back (with the page cache dropped) one checkpoint of
-// this rank's state in the checkpoint directory; the largest over the ranks.
-std::pair<double, double> probe_disk(const std::string& dir, TS ts) {
-  using Clock = std::chrono::steady_clock;
-  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
-  PetscMPIInt rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  PetscInt n = 0;
-  REWIND_PETSC(VecGetLocalSize(detail::solution(ts), &n));
-  std::vector<char> bytes(
-      std::max<std::size_t>(static_cast<std::size_t>(n) * sizeof(PetscScalar), 4096), 'r');
-  const std::string path =
-      dir + "/rewind-probe-" + std::to_string(getpid()) + "-" + std::to_string(rank) + ".tmp";
-  double times[2] = {0.0, 0.0};
-  int failed = 0;
-  auto t0 = Clock::now();
-  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
-  if (fd < 0 || ::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()) ||
-      ::fsync(fd) != 0) {
-    failed = 1;
-  }
-  if (fd >= 0) {
-    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(fd);
-  }
-  times[0] = seconds_since(t0);
-  t0 = Clock::now();
-  fd = failed ? -1 : ::open(path.c_str(), O_RDONLY);
-  if (fd < 0 || ::read(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()))
-    failed = 1;
-  if (fd >= 0) ::close(fd);
-  times[1] = seconds_since(t0);
-  ::unlink(path.c_str());
-  int any_failed = 0;
-  double worst[2] = {0.0, 0.0};
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
-  MPI_Allreduce(times, worst, 2, MPI_DOUBLE, MPI_MAX, comm);
-  if (any_failed) {
-    throw Error(ErrorCode::Io,
-                "measuring disk costs: could not write and read a probe file in "
-                "-ts_trajectory_dirname " +
-                    dir +
-                    "; give a writable directory or "
-                    "numeric -ts_trajectory_rewind_write_cost/read_cost");
-  }
-  return {worst[0], worst[1]};
 }
 
 }  // namespace
@@ -115,7 +62,19 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
       p.read_cost = std::max<PetscReal>(o.read_cost, 0);
       out.cost_note = "auto: no disk budget, not measured";
     } else {
-      const auto [write_s, read_s] = probe_disk(dir, ts);
+      PetscInt n = 0;
+      REWIND_PETSC(VecGetLocalSize(detail::solution(ts), &n));
+      storage::DiskCost cost;
+      try {
+        cost = storage::probe_disk(dir, static_cast<std::int64_t>(n) * sizeof(PetscScalar),
+                                   PetscObjectComm((PetscObject)ts));
+      } catch (const Error& e) {
+        throw Error(e.code(), std::string("measuring disk costs for -ts_trajectory_rewind_"
+                                          "write_cost/read_cost auto: ") +
+                                  e.what() +
+                                  "; give a writable -ts_trajectory_dirname or numeric costs");
+      }
+      const double write_s = cost.write_seconds, read_s = cost.read_seconds;
       const double step_s = std::max(step.seconds, 1e-9);
       if (o.write_cost < 0) p.write_cost = std::clamp(write_s / step_s, 1e-3, 1e6);
       if (o.read_cost < 0) p.read_cost = std::clamp(read_s / step_s, 1e-3, 1e6);

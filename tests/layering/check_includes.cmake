@@ -1,4 +1,4 @@
-# Checks the layer rules of ARCHITECTURE.md on the #include lines of a source tree:
+# Checks the layer rules (docs/runtime.md, "Layers") on the #include lines of a source tree:
 #   cmake -DSOURCE_DIR=<tree> [-DMIN_FILES=<n>] -P check_includes.cmake
 # Every C/C++ file in src/<layer>/ and include/rewind/<layer>/ (files directly in include/rewind/
 # and src/core/ are the core layer) may include rewind headers of the layers the table allows and

@@ -1,4 +1,4 @@
-# Checks what each layer's library links (ARCHITECTURE.md):
+# Checks what each layer's library links (docs/runtime.md, "Layers"):
 #   cmake -DLINKS_FILE=<file> [-DLIB_<layer>=<shared library>...] -P check_links.cmake
 # LINKS_FILE sets LINKS_<layer> to the CMake link items of target rewind_<layer> (its
 # LINK_LIBRARIES and INTERFACE_LINK_LIBRARIES, as tests/CMakeLists.txt writes them). Every layer
