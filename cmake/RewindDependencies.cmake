@@ -35,6 +35,13 @@ endif()
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc>=3.18)
+# xxHash's header (Debian: libxxhash-dev) for the engine's replay check (RecordingConfig::verify),
+# used inline (XXH_INLINE_ALL): nothing to link, nothing a consumer of rewind needs.
+find_path(REWIND_XXHASH_INCLUDE_DIR xxhash.h)
+if(NOT REWIND_XXHASH_INCLUDE_DIR)
+  message(FATAL_ERROR "xxhash.h was not found; on Debian install libxxhash-dev "
+                      "(scripts/install-deps.sh does)")
+endif()
 
 if(REWIND_BUILD_TESTS)
   find_package(GTest REQUIRED)

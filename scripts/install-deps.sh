@@ -10,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
   python3-matplotlib python3-h5py
+  libxxhash-dev
 )
 
 missing=()

@@ -6,8 +6,10 @@
 #include <deque>
 #include <set>
 
+#include "replay_check.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/storage/collective.hpp"
 #include "rewind/tape/checkpoint_record.hpp"
 #include "rewind/tape/restart_sets.hpp"
 #include "rewind/timing.hpp"
@@ -88,6 +90,7 @@ std::vector<std::pair<std::string, std::uint64_t>> setting_hashes(const Recordin
           {"the slot size", hash_value(c.slot_size)},
           {n.no_pullback, hash_value(c.pullback_checkpoints)},
           {"RecordingConfig::max_steps", hash_value(c.max_steps)},
+          {"RecordingConfig::verify", hash_value(c.verify)},
           {"the step costs and sizes", costs}};
 }
 
@@ -166,6 +169,8 @@ struct Recording::Impl {
     stats.schedule = plan.schedule;
     stores->claim(run, full_claim());
     overlap_at_start = stores->io_overlap_seconds();
+    check = detail::ReplayCheck(storage::comm_rank(stores->comm()));
+    remember(0);
     try {
       position = 0;
       // Steps are reported as the schedule's model counts them (unit cost unless the plan gives
@@ -177,6 +182,19 @@ struct Recording::Impl {
       drop();
       throw;
     }
+  }
+
+  // ---- the replay check -------------------------------------------------------------
+  void remember(Step step) {
+    if (config.verify) check.remember(step, stepper().state());
+  }
+  void compare(Step step) {
+    if (config.verify) check.compare(step, stepper().state());
+  }
+  // Collective: every rank throws if a recomputation on some rank missed the first sweep's bits.
+  void settle_check() {
+    if (!config.verify) return;
+    storage::agree(stores->comm(), check.take_mismatch());
   }
 
   // ---- budget ------------------------------------------------------------------------
@@ -444,6 +462,7 @@ struct Recording::Impl {
     record_pullback(i, *forward);
     ++stats.forward_steps;
     position = i + 1;
+    remember(i + 1);
     sched->observe_step(i, schedule::step_cost(plan.params, i),
                         schedule::state_bytes(plan.params, i + 1));
     if (*position == forward->n1) {
@@ -542,6 +561,37 @@ struct Recording::Impl {
     stores->claim(run, held_claim());
   }
 
+  // ---- a working state the host lost -----------------------------------------------
+  void lose_work() {
+    require_phase(Phase::Recorded, "lose_work()");
+    work_lost = true;
+    position.reset();
+  }
+
+  // Recomputes the end of the first sweep from the last restart checkpoint held: the state x_n
+  // and the pullback data the schedule left in the stepper's buffers, which the host lost.
+  void rebuild() {
+    std::optional<std::pair<Key, Level>> last;
+    for (const auto& [k, level] : record.held()) {
+      if (k.kind != Kind::Restart || k.step >= steps) continue;
+      if (!last || k.step > last->first.step) last = std::pair{k, level};
+    }
+    if (!last) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "recording: the host lost the state at the end of the first sweep and no "
+                  "restart checkpoint is held to recompute it from");
+    }
+    const Key k = last->first;
+    get(k, last->second, select(stepper().state(), record.find(k, last->second)->variables));
+    position = k.step;
+    const bool pullback = record.work_pullback().has_value();
+    const Step before = stats.forward_steps;
+    recompute(schedule::Forward{k.step, steps, false, pullback, Level::Work});
+    stats.rebuilt_steps += stats.forward_steps - before;
+    settle_check();
+    work_lost = false;
+  }
+
   // ---- reverse sweep -----------------------------------------------------------------
   void begin_reverse() {
     if (phase == Phase::Reversing) return;
@@ -558,6 +608,7 @@ struct Recording::Impl {
       stores->claim(run, reverse_claim());  // a spilled recording needs its RAM again
     }
     phase = Phase::Reversing;
+    if (work_lost) rebuild();
   }
 
   void recompute(const schedule::Forward& f) {
@@ -573,6 +624,7 @@ struct Recording::Impl {
       stats.recompute_seconds += seconds_since(t0);
       ++stats.forward_steps;
       position = i + 1;
+      compare(i + 1);
       if (want) record_pullback(i, f);
     }
   }
@@ -589,6 +641,7 @@ struct Recording::Impl {
       const Action a = next_action();
       if (const auto* f = std::get_if<schedule::Forward>(&a)) {
         recompute(*f);
+        settle_check();
       } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
         if (r->n1 != i + 1)
           broken("reverses from " + std::to_string(r->n1) + " while step " + std::to_string(i) +
@@ -644,12 +697,14 @@ struct Recording::Impl {
     phase = Phase::Done;
     stores->release(run);
     stats.io_overlap_seconds = stores->io_overlap_seconds() - overlap_at_start;
+    stats.verify_seconds = check.seconds();
     stats.total_seconds = seconds_since(started);
     return current_stats();
   }
 
   RunStats current_stats() const {
     RunStats out = stats;
+    out.verify_seconds = check.seconds();
     out.ram = record.traffic(Level::Ram);
     out.disk = record.traffic(Level::Disk);
     return out;
@@ -680,6 +735,8 @@ struct Recording::Impl {
   std::optional<schedule::Reverse> reverse;  // open Reverse of the reverse sweep
   std::optional<Step> adjoint_position;      // the adjoint has run down to this step
   bool end_forward_seen = false;
+  bool work_lost = false;  // the host's buffers no longer hold x_n (lose_work())
+  detail::ReplayCheck check;
   const SteadyClock::time_point started = Clock::now();
   double overlap_at_start = 0.0;
 };
@@ -742,6 +799,9 @@ RunStats Recording::reverse(std::span<const double> seed) {
 
 void Recording::park() {
   impl_->park();
+}
+void Recording::lose_work() {
+  impl_->lose_work();
 }
 void Recording::spill() {
   impl_->spill();

@@ -25,7 +25,7 @@ std::string RunStats::summary() const {
                 "  RAM:  %lld written, %lld read, peak %lld live (%s), %s written\n"
                 "  disk: %lld written, %lld read, peak %lld live (%s), %s written\n"
                 "  time: forward %.3f s, recompute %.3f s, adjoint %.3f s, I/O wait %.3f s "
-                "(%.3f s of disk I/O overlapped), total %.3f s\n",
+                "(%.3f s of disk I/O overlapped), replay check %.3f s, total %.3f s\n",
                 schedule.c_str(), static_cast<long long>(steps),
                 static_cast<long long>(forward_steps), static_cast<long long>(recomputed()),
                 static_cast<long long>(adjoint_steps), static_cast<long long>(ram.writes),
@@ -34,7 +34,7 @@ std::string RunStats::summary() const {
                 static_cast<long long>(disk.writes), static_cast<long long>(disk.reads),
                 static_cast<long long>(disk.peak), mib(disk.peak_bytes).c_str(),
                 mib(disk.bytes_written).c_str(), forward_seconds, recompute_seconds,
-                adjoint_seconds, io_seconds, io_overlap_seconds, total_seconds);
+                adjoint_seconds, io_seconds, io_overlap_seconds, verify_seconds, total_seconds);
   return buf;
 }
 
@@ -51,7 +51,9 @@ std::string RunStats::json() const {
      << ", \"recompute_seconds\": " << recompute_seconds
      << ", \"adjoint_seconds\": " << adjoint_seconds << ", \"io_seconds\": " << io_seconds
      << ", \"io_overlap_seconds\": " << io_overlap_seconds
-     << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks << "}";
+     << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks
+     << ", \"verify_seconds\": " << verify_seconds << ", \"rebuilt_steps\": " << rebuilt_steps
+     << "}";
   return os.str();
 }
 

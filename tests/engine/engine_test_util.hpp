@@ -60,6 +60,12 @@ inline bool bitwise_equal(const std::vector<double>& a, const std::vector<double
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
+inline int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
 /// True on every rank if `ok` holds on every rank.
 inline bool all_ranks(bool ok) {
   int mine = ok ? 1 : 0, all = 0;

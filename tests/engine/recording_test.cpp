@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <tuple>
 
 #include "engine_test_util.hpp"
 #include "rewind/engine/recording.hpp"
@@ -321,6 +322,120 @@ TEST(Recording, LifeCycleErrorsSayWhatIsWrong) {
   r.reverse();
   EXPECT_NE(error_of([&] { r.reverse(); }).find("the recording is 'done'"), std::string::npos);
   EXPECT_EQ(stores->claimed().ram, 0);
+}
+
+}  // namespace
+}  // namespace rwd::testing
+
+namespace rwd::testing {
+namespace {
+
+// A stepper whose forward step depends on something outside its state: a forcing the test
+// changes after the first sweep (a model changed between solves, an event nobody replayed), or a
+// step that is not deterministic.
+class Drifting final : public TestStepper {
+ public:
+  explicit Drifting(TestStepper& inner) : inner_(inner) {}
+  std::vector<Field> state() override { return inner_.state(); }
+  std::vector<Field> pullback() override { return inner_.pullback(); }
+  StepAccess access(Step i) override { return inner_.access(i); }
+  void forward(Step i, const StepContext& c) override {
+    inner_.forward(i, c);
+    if (c.recompute && drift != 0.0 && i == 7) {
+      auto x = inner_.state().front().data;
+      if (!x.empty()) x[0] += drift;  // the model the replay sees is not the first sweep's
+    }
+  }
+  void adjoint(Step i) override { inner_.adjoint(i); }
+  void begin_adjoint(std::span<const double> s) override { inner_.begin_adjoint(s); }
+  void reset(double h) override { inner_.reset(h); }
+  double objective() override { return inner_.objective(); }
+  double directional_derivative() override { return inner_.directional_derivative(); }
+  std::vector<double> gradient() override { return inner_.gradient(); }
+  double drift = 0.0;
+
+ private:
+  TestStepper& inner_;
+};
+
+// A recomputation that does not reproduce the first sweep is an error on every rank naming the
+// state and the field, not a wrong gradient; with the check off the same run silently gives a
+// different gradient (so the check is what stands between the user and a wrong answer).
+TEST(ReplayCheck, ARecomputationThatDriftsIsAnErrorNotAWrongGradient) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  Drifting d(l96);
+  const EngineConfig c = config("revolve", 3, 0);
+  const std::vector<double> right = alone(l96, 0.0, c);
+  d.drift = world_rank() == 0 ? 1e-12 : 0.0;  // on one rank only
+  std::string what;
+  try {
+    d.reset(0.0);
+    Engine engine(d, c);
+    engine.run();
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_TRUE(all_ranks(what.find("the recomputed state x_8 differs from the one the first sweep "
+                                  "reached (field 'x', rank 0)") != std::string::npos))
+      << what;
+  EngineConfig unchecked = c;
+  unchecked.verify = false;
+  d.reset(0.0);
+  Engine engine(d, unchecked);
+  engine.run();
+  const bool differs = !bitwise_equal(d.gradient(), right);
+  EXPECT_TRUE(all_ranks(world_rank() != 0 || differs)) << "the drift must change the gradient";
+}
+
+// The host lost x_n and the last step's pullback data after the first sweep (it ran other work
+// on the same buffers without parking): the reverse rebuilds them from the last checkpoint.
+TEST(ReplayCheck, LostWorkingStateIsRebuiltBitwise) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  for (const auto& [schedule, ram, disk] :
+       std::vector<std::tuple<const char*, std::int64_t, std::int64_t>>{
+           {"revolve", 4, 0}, {"online", 3, 0}, {"twolevel", 2, 5}}) {
+    Lorenz96Rk4 l96(ring, 0.01);
+    EngineConfig c = config(schedule, ram, disk);
+    if (std::string(schedule) == "online") c.params.steps = 0;
+    l96.stop_at = kSteps;
+    const std::vector<double> right = alone(l96, 0.0, c);
+    auto stores = std::make_shared<Stores>(stores_config("lost"));
+    l96.reset(0.0);
+    Recording r(l96, stores, c);
+    r.record();
+    l96.reset(0.0);  // other work on the same buffers (the forcing, a state field, is kept)
+    l96.run_forward(3);
+    r.lose_work();
+    const engine::RunStats stats = r.reverse();
+    EXPECT_TRUE(all_ranks(bitwise_equal(l96.gradient(), right))) << schedule;
+    EXPECT_GT(stats.rebuilt_steps, 0) << schedule;
+    stores->close();
+  }
+}
+
+// The same, but the model changed too (the forcing, a state field every step reads, was left
+// at the other work's value): the rebuild cannot give the first sweep's bits, and says so.
+TEST(ReplayCheck, RebuildUnderAChangedModelIsAnError) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  DiffusionDecay dd(ring, 0.05);
+  const EngineConfig c = config("revolve", 4, 0);
+  auto stores = std::make_shared<Stores>(stores_config("changed"));
+  dd.reset(0.0);
+  Recording r(dd, stores, c);
+  r.record();
+  dd.reset(0.0, 0.3);  // a different decay field: the model, not just the state
+  r.lose_work();
+  std::string what;
+  try {
+    r.reverse();
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_TRUE(
+      all_ranks(what.find("differs from the one the first sweep reached") != std::string::npos))
+      << what;
+  stores->close();
 }
 
 }  // namespace

@@ -56,6 +56,10 @@ struct RecordingConfig {
   bool pullback_checkpoints = true;
   /// Online runs: a step count the run cannot pass, if known (it makes restart sets exact).
   schedule::Step max_steps = 0;
+  /// Replays check themselves: a hash of every state the first sweep reaches (8 bytes a field
+  /// a step) is compared with the state a recomputation reaches; a difference stops the run on
+  /// every rank with an error naming the step and the field, instead of a wrong gradient.
+  bool verify = true;
   SettingNames names;
 };
 

@@ -75,6 +75,12 @@ class Recording {
   /// may run other work before this recording is reversed. Shrinks the claim on the stores to
   /// what the recording holds. Collective.
   void park();
+  /// After the first sweep: the host's buffers no longer hold the final state (a host that ran
+  /// other work on them and could not park first, e.g. a PETSc TS that continued with another
+  /// TSSolve). The reverse then recomputes the end of the first sweep from the last restart
+  /// checkpoint held (checked against the first sweep with RecordingConfig::verify).
+  /// Rank-local.
+  void lose_work();
   /// Moves every RAM checkpoint of a recorded or parked recording to the disk store (the
   /// recording keeps running from there when reversed) and gives its RAM claim back.
   /// Collective: the stores open their disk file if they have not yet.
