@@ -28,9 +28,11 @@ function(rewind_add_unit_test target)
 endfunction()
 
 # rewind_add_mpi_test(NAME <name> COMMAND <exe> [args...] [RANKS 1 2 4] [LABELS ...]
-#                     [PROPERTIES ...])
+#                     [WORK_DIR <dir>] [PROPERTIES ...])
+# WORK_DIR: each test <name>.np<n> runs in its own directory <dir>/<name>.np<n> (files a test
+# writes in its working directory then never collide with another test's).
 function(rewind_add_mpi_test)
-  cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "COMMAND;RANKS;LABELS;PROPERTIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;TIMEOUT;WORK_DIR" "COMMAND;RANKS;LABELS;PROPERTIES" ${ARGN})
   if(NOT ARG_RANKS)
     set(ARG_RANKS ${REWIND_MPI_RANKS})
   endif()
@@ -50,5 +52,9 @@ function(rewind_add_mpi_test)
     set_tests_properties(${_name} PROPERTIES PROCESSORS ${np} LABELS "mpi;${ARG_LABELS}"
                                              ENVIRONMENT "${REWIND_TEST_ENV}"
                                              TIMEOUT ${ARG_TIMEOUT} ${ARG_PROPERTIES})
+    if(ARG_WORK_DIR)
+      file(MAKE_DIRECTORY ${ARG_WORK_DIR}/${_name})
+      set_tests_properties(${_name} PROPERTIES WORKING_DIRECTORY ${ARG_WORK_DIR}/${_name})
+    endif()
   endforeach()
 endfunction()

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <type_traits>
 
 #include "replay_check.hpp"
 #include "rewind/error.hpp"
@@ -135,6 +136,51 @@ tape::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
       variables_of(s), [&s](Step i) { return s.access(i); },
       tape::Horizon{c.params.steps, c.max_steps, 64});
 }
+
+// A schedule planned for steps 0..m-base-1, run on steps base..m-1.
+class Shifted final : public schedule::Schedule {
+ public:
+  Shifted(std::unique_ptr<schedule::Schedule> inner, Step by)
+      : Schedule(inner->params()), inner_(std::move(inner)), by_(by) {}
+  std::optional<Action> next() override {
+    std::optional<Action> a = inner_->next();
+    if (!a) return a;
+    std::visit(
+        [this](auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, schedule::Forward> ||
+                        std::is_same_v<T, schedule::Reverse>) {
+            x.n0 += by_;
+            x.n1 += by_;
+          } else if constexpr (std::is_same_v<T, schedule::Copy> ||
+                               std::is_same_v<T, schedule::Move>) {
+            x.n += by_;
+          }
+        },
+        *a);
+    return a;
+  }
+  std::string name() const override { return inner_->name(); }
+
+ private:
+  std::unique_ptr<schedule::Schedule> inner_;
+  Step by_;
+};
+
+// No step left to plan: the stream only ends.
+class Served final : public schedule::Schedule {
+ public:
+  explicit Served(const schedule::ScheduleParams& p) : Schedule(p) {}
+  std::optional<Action> next() override {
+    if (done_) return std::nullopt;
+    done_ = true;
+    return schedule::EndReverse{};
+  }
+  std::string name() const override { return "served"; }
+
+ private:
+  bool done_ = false;
+};
 
 }  // namespace
 
@@ -504,18 +550,63 @@ struct Recording::Impl {
     if (!end_forward_seen) broken("no EndForward at x_" + std::to_string(n));
     phase = Phase::Recorded;
     stats.steps = n;
+    // Until its reverse, the recording needs only what it holds (the reverse claims its budget
+    // again).
+    stores->claim(run, held_claim());
   }
 
   // ---- parking -----------------------------------------------------------------------
+  // What park() will add: the final state (not for a thinned recording that kept step n-1's
+  // data, which stands for it) and step n-1's pullback data if the stepper holds it.
+  std::pair<int, double> park_adds() const {
+    int count = 0;
+    double bytes = 0.0;
+    if (!thinned_without_final()) {
+      ++count;
+      bytes += static_cast<double>(sizes.state);
+    }
+    if (record.work_pullback() == steps - 1) {
+      ++count;
+      bytes += static_cast<double>(sizes.pullback);
+    }
+    return {count, bytes};
+  }
+
+  // What park() will hold: the added checkpoints in RAM, or on disk if the stores cannot grant
+  // them in RAM but can on disk.
+  std::pair<Claim, Level> park_plan() const {
+    const auto [count, bytes] = park_adds();
+    Claim ram = held_claim();
+    ram.ram += count;
+    ram.ram_bytes += bytes;
+    if (stores->fits(run, ram) || count == 0) return {ram, Level::Ram};
+    Claim disk = held_claim();
+    if (disk.disk != schedule::kUnlimited) disk.disk += count;
+    if (stores->config().disk != 0 && stores->fits(run, disk)) return {disk, Level::Disk};
+    return {ram, Level::Ram};
+  }
+  Claim park_claim() const { return park_plan().first; }
+
+  bool can_rebuild() const {
+    for (const auto& [k, level] : record.held()) {
+      if (k.kind == Kind::Restart && k.step < steps) return true;
+    }
+    return false;
+  }
+
   void park() {
     require_phase(Phase::Recorded, "park()");
     if (position != steps) broken("parks with the working state not at x_n");
-    const std::vector<Field> state = stepper().state();
-    std::vector<std::size_t> all(state.size());
-    for (std::size_t v = 0; v < all.size(); ++v) all[v] = v;
-    put(key(steps, Kind::Final), Level::Work, Level::Ram, state, all);
+    const auto [claim, where] = park_plan();
+    stores->claim(run, claim);  // a refused park leaves the recording as it was
+    if (!thinned_without_final()) {
+      const std::vector<Field> state = stepper().state();
+      std::vector<std::size_t> all(state.size());
+      for (std::size_t v = 0; v < all.size(); ++v) all[v] = v;
+      put(key(steps, Kind::Final), Level::Work, where, state, all);
+    }
     if (record.work_pullback() == steps - 1) {
-      put(key(steps - 1, Kind::Pullback), Level::Work, Level::Ram, stepper().pullback());
+      put(key(steps - 1, Kind::Pullback), Level::Work, where, stepper().pullback());
     }
     position.reset();
     phase = Phase::Parked;
@@ -524,12 +615,14 @@ struct Recording::Impl {
   }
 
   void unpark() {
-    stores->claim(run, reverse_claim());
+    stores->claim(run, thinned ? held_claim() : reverse_claim());
     const Key final_key = key(steps, Kind::Final);
     const auto* entry = record.find(final_key, Level::Work);
-    if (!entry) broken("a parked recording lost its final state");
-    get(final_key, Level::Work, select(stepper().state(), entry->variables));
-    erase(final_key, Level::Work);
+    if (!entry && !thinned) broken("a parked recording lost its final state");
+    if (entry) {
+      get(final_key, Level::Work, select(stepper().state(), entry->variables));
+      erase(final_key, Level::Work);
+    }
     const Key work = key(steps - 1, Kind::Pullback);
     if (record.find(work, Level::Work)) {
       get(work, Level::Work, stepper().pullback());
@@ -592,6 +685,125 @@ struct Recording::Impl {
     work_lost = false;
   }
 
+  // ---- thinning ----------------------------------------------------------------------
+  bool tail_held() const { return record.find(key(steps - 1, Kind::Pullback), Level::Work); }
+
+  // The earliest restart checkpoint held (x_0's for most schedules; some keep step 0's
+  // pullback data instead and restart from x_1).
+  std::optional<Key> first_restart() const {
+    std::optional<Key> first;
+    for (const auto& [k, level] : record.held()) {
+      if (k.kind == Kind::Restart && k.step < steps && (!first || k.step < first->step)) first = k;
+    }
+    return first;
+  }
+
+  // A thinned recording that kept step n-1's data may drop its final state when its first
+  // restart checkpoint holds every state variable (none stays in the stepper's memory unstored)
+  // and the host seeds its own adjoint (thin(false)).
+  bool thinned_without_final() const { return thinned && final_dropped; }
+
+  Claim thin(bool keep_final) {
+    if (phase != Phase::Recorded && phase != Phase::Parked) require_phase(Phase::Parked, "thin()");
+    const std::optional<Key> first = first_restart();
+    bool pullbacks_before = first.has_value();
+    for (Step i = 0; first && i < first->step; ++i) {
+      pullbacks_before = pullbacks_before && record.cheapest(key(i, Kind::Pullback)).has_value();
+    }
+    if (!first || !pullbacks_before) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "recording: thin() keeps the first restart checkpoint (and the pullback data "
+                  "of the steps before it), and schedule '" +
+                      plan.schedule + "' kept no restart checkpoint to start from");
+    }
+    const auto first_level = record.cheapest(*first);
+    // Step n-1's pullback data stays where the parked or recorded recording holds it.
+    const bool tail =
+        phase == Phase::Parked ? tail_held() : !work_lost && record.work_pullback() == steps - 1;
+    const bool all =
+        !keep_final && record.find(*first, *first_level)->variables.size() == sets.variables();
+    for (const auto& [k, level] : record.held()) {
+      const bool before =
+          k.kind == Kind::Pullback && k.step < first->step && level == *record.cheapest(k);
+      const bool keep = (k == *first && level == *first_level) || before ||
+                        (tail && k == key(steps - 1, Kind::Pullback) && level == Level::Work) ||
+                        (!(tail && all) && k == key(steps, Kind::Final));
+      if (!keep) erase(k, level);
+    }
+    if (!tail) record.set_work_pullback(std::nullopt);
+    thinned = true;
+    tail_kept = tail;
+    final_dropped = tail && all;
+    base = first->step;
+    stores->claim(run, held_claim());
+    return held_claim();
+  }
+
+  // A thinned recording, before the adjoint of step m-1: plans steps base..m-1 again (m now
+  // known) over what the stores grant now, next to what it holds, and runs their first sweep
+  // again from x_base. The steps before base are served from the pullback data kept.
+  void replan(Step m) {
+    thinned = false;
+    served_below = base;
+    const Key first = key(base, Kind::Restart);
+    const auto level = record.cheapest(first);
+    if (!level) broken("a thinned recording lost x_" + std::to_string(base));
+    if (m > base) {
+      get(first, *level, select(stepper().state(), record.find(first, *level)->variables));
+      position = base;
+    }
+    for (Level l : {Level::Ram, Level::Disk}) {
+      if (record.find(first, l)) erase(first, l);
+    }
+    if (m <= base) {  // every step left has its pullback data kept
+      sched = std::make_unique<Served>(plan.params);
+      ahead.clear();
+      return;
+    }
+    RecordingConfig c = config;
+    c.params.steps = m - base;
+    const Claim held = held_claim();
+    Claim free = stores->available(run);
+    if (free.ram != schedule::kUnlimited) {
+      c.params.ram = std::min(c.params.ram, std::max<std::int64_t>(free.ram - held.ram, 0));
+    }
+    if (free.disk != schedule::kUnlimited) {
+      const std::int64_t disk = std::max<std::int64_t>(free.disk - held.disk, 0);
+      c.params.disk = c.params.disk == schedule::kUnlimited ? disk : std::min(c.params.disk, disk);
+    }
+    if (free.ram_bytes > 0) {
+      const double bytes = std::max(free.ram_bytes - held.ram_bytes, 0.0);
+      c.ram_bytes = c.ram_bytes > 0 ? std::min(c.ram_bytes, bytes) : bytes;
+    }
+    for (const auto& e : schedule::ScheduleRegistry::instance().list()) {
+      if (e.name == c.schedule && e.online) c.schedule = "auto";  // m is known now
+    }
+    plan = plan_recording(c, sizes);
+    sched = std::make_unique<Shifted>(schedule::make_schedule(plan.schedule, plan.params), base);
+    Claim claim = full_claim();
+    claim.ram += held.ram;
+    claim.ram_bytes += held.ram_bytes;
+    if (claim.disk != schedule::kUnlimited) claim.disk += held.disk;
+    stores->claim(run, claim);
+    ahead.clear();
+    const Step before = stats.forward_steps;
+    while (true) {
+      const Action a = next_action();
+      if (const auto* f = std::get_if<schedule::Forward>(&a)) {
+        recompute(*f);
+      } else if (std::holds_alternative<schedule::EndForward>(a)) {
+        break;
+      } else if (!transfer_action(a)) {
+        broken("reverses before the first sweep ended");
+      }
+    }
+    if (position != m) {
+      broken("the first sweep planned again ended at x_" + std::to_string(position.value_or(-1)));
+    }
+    stats.rerecorded_steps += stats.forward_steps - before;
+    settle_check();
+  }
+
   // ---- reverse sweep -----------------------------------------------------------------
   void begin_reverse() {
     if (phase == Phase::Reversing) return;
@@ -604,11 +816,11 @@ struct Recording::Impl {
     stores->collect();
     if (phase == Phase::Parked) {
       unpark();
-    } else {
+    } else if (!thinned) {
       stores->claim(run, reverse_claim());  // a spilled recording needs its RAM again
     }
     phase = Phase::Reversing;
-    if (work_lost) rebuild();
+    if (work_lost && !thinned) rebuild();
   }
 
   void recompute(const schedule::Forward& f) {
@@ -637,6 +849,14 @@ struct Recording::Impl {
                                                   std::to_string(next_adjoint()) +
                                                   " is next (adjoint steps run n-1 down to 0)");
     }
+    if (thinned) {
+      if (i == steps - 1 && tail_kept) {
+        reverse = schedule::Reverse{steps, i, true};
+      } else {
+        replan(i + 1);
+      }
+    }
+    if (i < served_below) reverse = schedule::Reverse{i + 1, i, true};  // its data was kept
     while (!reverse) {
       const Action a = next_action();
       if (const auto* f = std::get_if<schedule::Forward>(&a)) {
@@ -735,7 +955,12 @@ struct Recording::Impl {
   std::optional<schedule::Reverse> reverse;  // open Reverse of the reverse sweep
   std::optional<Step> adjoint_position;      // the adjoint has run down to this step
   bool end_forward_seen = false;
-  bool work_lost = false;  // the host's buffers no longer hold x_n (lose_work())
+  bool work_lost = false;      // the host's buffers no longer hold x_n (lose_work())
+  bool thinned = false;        // thin() was called and the reverse has not planned again
+  bool tail_kept = false;      // thin() kept step n-1's pullback data
+  bool final_dropped = false;  // thin(false) dropped the final state
+  Step base = 0;               // thin() kept the restart checkpoint of x_base
+  Step served_below = 0;       // after replan(): the steps below this one reverse from kept data
   detail::ReplayCheck check;
   const SteadyClock::time_point started = Clock::now();
   double overlap_at_start = 0.0;
@@ -809,6 +1034,19 @@ void Recording::spill() {
 void Recording::attach(Stepper& stepper) {
   impl_->require_phase(Phase::Parked, "attach()");
   impl_->stepper_ptr = &stepper;
+}
+Claim Recording::park_claim() const {
+  impl_->require_phase(Phase::Recorded, "park_claim()");
+  return impl_->park_claim();
+}
+bool Recording::can_rebuild() const {
+  return impl_->can_rebuild();
+}
+Claim Recording::thin(bool keep_final) {
+  return impl_->thin(keep_final);
+}
+bool Recording::thinned() const {
+  return impl_->thinned;
 }
 Claim Recording::reverse_claim() const {
   return impl_->reverse_claim();

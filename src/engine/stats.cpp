@@ -53,7 +53,7 @@ std::string RunStats::json() const {
      << ", \"io_overlap_seconds\": " << io_overlap_seconds
      << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks
      << ", \"verify_seconds\": " << verify_seconds << ", \"rebuilt_steps\": " << rebuilt_steps
-     << "}";
+     << ", \"rerecorded_steps\": " << rerecorded_steps << "}";
   return os.str();
 }
 

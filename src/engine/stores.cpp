@@ -92,6 +92,19 @@ void Stores::claim(std::int64_t run, const Claim& c) {
   claims_[run] = c;
 }
 
+Claim Stores::available(std::int64_t run) const {
+  const Claim others = others_of(claims_, run);
+  Claim free;
+  free.ram =
+      config_.ram == kUnlimited ? kUnlimited : std::max<std::int64_t>(config_.ram - others.ram, 0);
+  free.ram_bytes =
+      config_.ram_bytes > 0 ? std::max(config_.ram_bytes - others.ram_bytes, 0.0) : 0.0;
+  free.disk = config_.disk == kUnlimited  ? kUnlimited
+              : others.disk == kUnlimited ? 0
+                                          : std::max<std::int64_t>(config_.disk - others.disk, 0);
+  return free;
+}
+
 void Stores::release(std::int64_t run) noexcept {
   claims_.erase(run);
 }

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <tuple>
 
@@ -56,6 +57,15 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
   PetscCall(PetscOptionsReal(
       "-ts_trajectory_rewind_ram_bytes", "RAM budget for checkpoints in bytes (0: none)",
       "TSTrajectoryRewindSetMaxCheckpoints", o.ram_bytes, &o.ram_bytes, NULL));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_rewind_steps",
+      "The step count, for fixed-step runs whose count TS cannot predict (0: count it)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.steps, &o.steps, NULL));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_verify",
+      "Check every recomputed state against the forward run (a hash a state; an error, not a "
+      "wrong gradient, when they differ)",
+      "TSTrajectoryRewindSetVerify", o.verify, &o.verify, NULL));
   PetscOptionsHeadEnd();
   if (flg) {
     PetscCheck(schedule::ScheduleRegistry::instance().contains(schedule), comm,
@@ -80,13 +90,21 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
     if (std::string(text) == "auto") {
       *out = -1.0;
     } else {
-      PetscCheck(end != text && *end == '\0' && v >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
-                 "%s must be a number >= 0 (forward steps) or auto, got %s", name, text);
+      PetscCheck(end != text && *end == '\0' && std::isfinite(v) && v >= 0 && v <= 1e12, comm,
+                 PETSC_ERR_ARG_OUTOFRANGE,
+                 "%s must be a number >= 0 (forward steps, at most 1e12) or auto, got %s", name,
+                 text);
       *out = v;
     }
   }
-  PetscCheck(o.ram_bytes >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "-ts_trajectory_rewind_ram_bytes must be >= 0");
+  PetscCheck(std::isfinite((double)o.ram_bytes) && o.ram_bytes >= 0 && o.ram_bytes <= 1e18, comm,
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_ram_bytes must be a number of bytes >= 0 (0: no byte budget), "
+             "got %g",
+             (double)o.ram_bytes);
+  PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_steps must be >= 0 (0: count the steps), got %" PetscInt_FMT,
+             o.steps);
   PetscFunctionReturn(0);
 }
 

@@ -17,7 +17,9 @@ struct Options {
   PetscReal write_cost = 1.0;  ///< < 0: measure ("auto")
   PetscReal read_cost = 1.0;   ///< < 0: measure ("auto")
   PetscBool async = PETSC_TRUE;
-  PetscReal ram_bytes = 0;  ///< 0: not given
+  PetscReal ram_bytes = 0;        ///< 0: not given
+  PetscInt steps = 0;             ///< the step count, when TS cannot predict it (0: count it)
+  PetscBool verify = PETSC_TRUE;  ///< recomputed states are checked against the first sweep
 
   bool auto_costs() const { return write_cost < 0 || read_cost < 0; }
   bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }

@@ -52,6 +52,33 @@ TSExactFinalTimeOption exact_final_time(TS ts) {
 bool event_locating(TS ts) {
   return ts->event != nullptr && ts->event->status != TSEVENT_NONE;
 }
+bool has_events(TS ts) {
+  return ts->event != nullptr;
+}
+PetscInt events_recorded(TS ts) {
+  return ts->event ? ts->event->recorder.ctr : 0;
+}
+QuietEvents::QuietEvents(TS ts) : ts_(ts) {
+  if (!ts_->event) return;
+  saved_ = static_cast<int>(ts_->event->status);
+  ts_->event->status = TSEVENT_NONE;
+}
+QuietEvents::~QuietEvents() {
+  if (ts_->event) ts_->event->status = static_cast<TSEventStatus>(saved_);
+}
+
+TsFn step_op(TS ts) {
+  return ts->ops->step;
+}
+void set_step_op(TS ts, TsFn fn) {
+  ts->ops->step = fn;
+}
+TsFn rollback_op(TS ts) {
+  return ts->ops->rollback;
+}
+void set_rollback_op(TS ts, TsFn fn) {
+  ts->ops->rollback = fn;
+}
 
 ChooseFn choose(TSAdapt adapt) {
   return adapt->ops->choose;

@@ -32,6 +32,30 @@ PetscReal max_time(TS ts);
 TSExactFinalTimeOption exact_final_time(TS ts);
 /// An event handler is locating an event (TSAdaptChoose then skips the adapter).
 bool event_locating(TS ts);
+/// The TS has an event handler (TSSetEventHandler).
+bool has_events(TS ts);
+/// Events recorded so far in the forward run (the recorder's counter; 0 without events).
+PetscInt events_recorded(TS ts);
+/// While alive, the event handler's status reads "no event" (TSAdaptChoose consults the
+/// adapter); the status is put back afterwards. Does nothing without events.
+class QuietEvents {
+ public:
+  explicit QuietEvents(TS ts);
+  ~QuietEvents();
+  QuietEvents(const QuietEvents&) = delete;
+  QuietEvents& operator=(const QuietEvents&) = delete;
+
+ private:
+  TS ts_;
+  int saved_ = 0;
+};
+
+// ---- the integrator's own step and roll-back (TS ops) --------------------------------------
+using TsFn = PetscErrorCode (*)(TS);
+TsFn step_op(TS ts);
+void set_step_op(TS ts, TsFn fn);
+TsFn rollback_op(TS ts);
+void set_rollback_op(TS ts, TsFn fn);
 
 // ---- TSAdapt --------------------------------------------------------------------------------
 using ChooseFn = PetscErrorCode (*)(TSAdapt, TS, PetscReal, PetscInt*, PetscReal*, PetscBool*,

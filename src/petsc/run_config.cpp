@@ -93,6 +93,7 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   r.ram_bytes = o.ram_bytes;
   r.slot_size = engine::SlotSize::Any;  // PETSc counts checkpoints, a stage checkpoint being one
   r.pullback_checkpoints = !solution_only;
+  r.verify = o.verify == PETSC_TRUE;
   r.names = option_names();
 
   engine::StoresConfig& s = out.stores;
@@ -101,6 +102,11 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   s.store.keep_files = detail::keep_files(tj);
   s.store.label = "ts";
   s.store.async_io = o.async == PETSC_TRUE;
+  // One budget over everything a run keeps, its segments included (a run is planned in several
+  // recordings when events or continued solves split it; see solve_run.hpp).
+  s.ram = o.max_cps_ram >= 0 ? o.max_cps_ram : schedule::kUnlimited;
+  s.ram_bytes = o.ram_bytes;
+  s.disk = p.disk;
   return out;
 }
 

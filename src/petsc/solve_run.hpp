@@ -1,7 +1,25 @@
 #pragma once
-// One TSSolve and the TSAdjointSolve calls that reverse it: PETSc reports each accepted step
+// One forward run and the TSAdjointSolve calls that reverse it: PETSc reports each accepted step
 // (TSTrajectorySet) and asks for each step's data before its adjoint (TSTrajectoryGet); this
-// object keeps what the first sweep saw and feeds the engine's Recording.
+// object keeps what the first sweep saw and feeds the engine's recordings.
+//
+// A run may be made of segments, each a recording of its own, so that no recomputation crosses a
+// point where the program changes its model:
+//  - an event (TSSetEventHandler) ends a segment at the step it fired: the post-event function
+//    changed the model, and the adjoint changes it back only after it has been given that step's
+//    data. The ended segment is parked (its last step's data is kept) and the next segment
+//    starts from the post-event state.
+//  - a TSSolve that continues the step numbering of the last one starts a segment from the state
+//    the program left in the TS (seen by the step hook before its first step): the program may
+//    have changed its model and its state between the calls. The ended segment lost the state it
+//    ended with: its reverse recomputes it, checked against the first sweep
+//    (RecordingConfig::verify), or, if its schedule kept no state to recompute from, it kept
+//    that state when its solve ended.
+//
+// Every segment is planned with what the segments before it leave of the one budget. When that
+// would be less than half of it, ended segments are thinned (Recording::thin(): only their first
+// state and last step's data kept, the rest planned again in their reverse), then spilled to
+// disk where the disk budget has room.
 
 #include <petscts.h>
 
@@ -9,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "options.hpp"
 #include "rewind/engine/recording.hpp"
@@ -19,12 +38,16 @@ namespace rwd::petsc {
 /// What the view and the getters report of the last run.
 struct RunReport {
   bool planned = false;
-  engine::Plan plan;
+  engine::Plan plan;  ///< the first segment's
   std::string cost_note;
   bool finished = false;
-  engine::RunStats stats;
+  engine::RunStats stats;  ///< over every segment
   PetscInt replayed_rejections = 0;
-  std::string io_mode;  ///< how disk checkpoints moved, and why
+  PetscInt segments = 0;
+  PetscInt events = 0;
+  PetscInt thinned = 0;  ///< segments thinned to make room for later ones
+  bool verify = false;   ///< recomputed states were checked
+  std::string io_mode;   ///< how disk checkpoints moved, and why
 };
 
 /// What a trajectory keeps from one solve to the next.
@@ -55,29 +78,61 @@ class SolveRun {
   /// TSTrajectoryGet for step `stepnum`: restores step stepnum's data into the TS.
   void get(PetscInt stepnum, PetscReal* t);
   /// Completes the run once the adjoint of step 0 has been prepared (PETSc has run it by the
-  /// time it calls get() after its loop, or views the trajectory); true if it did. A reverse
-  /// sweep split over several TSAdjointSolve calls keeps going until then.
+  /// time it calls get() after its loop, or views the trajectory); true if it did.
   bool finish();
   /// Steps the adjoint has done so far, for the view (0 before the reverse sweep).
-  PetscInt adjoint_steps_done() const { return prepared_ < 0 ? 0 : last_set_ - prepared_; }
+  PetscInt adjoint_steps_done() const { return reversed_; }
   PetscInt last_set() const { return last_set_; }
-  /// The recording, once planned.
-  engine::Recording* recording() { return recording_.get(); }
+  /// The recording of the segment running now (the last one), once planned.
+  engine::Recording* recording() {
+    return segments_.empty() ? nullptr : segments_.back().recording.get();
+  }
 
  private:
-  void plan();
+  struct Segment {
+    PetscInt first = 0;  ///< the TS step number of the recording's x_0
+    std::unique_ptr<engine::Recording> recording;
+    bool ended = false;  ///< its first sweep ended
+    bool done = false;   ///< its reverse sweep ended
+  };
+
+  void plan(Segment& segment);
   engine::Stores& stores_for(const engine::StoresConfig& config);
+  /// A new segment from the state the TS holds at step `first`.
+  void start_segment(PetscInt first);
+  /// Before each first-sweep attempt at a step: a TSSolve that continues an ended run starts a
+  /// segment from the state the program left in the TS.
+  void before_step();
+  /// Ends the running segment's first sweep at state `at`; `park`: keep what the stepper holds.
+  void end_segment(PetscInt at, bool park);
+  /// The segment whose recording holds step i's data.
+  std::size_t segment_of(PetscInt i) const;
+  void complete_prepared();
+  /// Thins ended segments (oldest first, not `keep`) until the stores could grant `extra` and
+  /// still hold half of every limited level free.
+  void make_room(const engine::Claim& extra, const Segment* keep);
+  /// What parking `r` adds to its claim.
+  static engine::Claim park_growth(const engine::Recording& r);
+  /// "rewind: this run is planned in segments ...; the segment from step `first` (t = ...)".
+  std::string segment_note(PetscInt first) const;
 
   TSTrajectory tj_;
   TS ts_;
   Carry& carry_;
   StepLog log_;
   std::unique_ptr<TsStepper> stepper_;
-  std::unique_ptr<engine::Recording> recording_;
-  PetscInt steps_ = 0;  // counted at set(0); 0 = adaptive (online)
+  std::vector<Segment> segments_;
+  engine::RunStats total_;  // the finished segments'
+  PetscInt planned_ = 0;    // steps of the first segment, counted at set(0); 0 = unknown
   PetscInt last_set_ = 0;
-  PetscInt prepared_ = -1;  // the adjoint step whose data the recording prepared
+  PetscInt events_seen_ = 0;  // the event recorder's counter at the last set
+  PetscInt thinned_ = 0;
   bool forward_ended_ = false;
+  // The adjoint step prepared last: its segment (an index into segments_) and its step in that
+  // segment's recording.
+  std::optional<std::size_t> prepared_;
+  PetscInt prepared_local_ = -1;
+  PetscInt reversed_ = 0;
   // Planning waits for the first step when "auto" disk costs need a timed step; x_0 is kept.
   Vec x0_ = nullptr;
   std::chrono::steady_clock::time_point last_set_time_;

@@ -3,20 +3,20 @@
 // solve's recording), options.cpp, run_config.cpp, view.cpp and ts_stepper.cpp.
 #include "rewind/petsc/trajectory.h"
 
-#include "adapt_replay.hpp"
 #include "log_events.hpp"
 #include "private_access.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "run_config.hpp"
 #include "shared_stores.hpp"
+#include "step_replay.hpp"
 #include "trajectory_state.hpp"
 
 namespace rwd::petsc {
 
 Trajectory::~Trajectory() {
   run.reset();
-  unhook_adapt(ts);
+  unhook_steps(ts);
 }
 
 void Trajectory::finish() {
@@ -191,6 +191,12 @@ PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory tj, PetscBool async) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode TSTrajectoryRewindSetVerify(TSTrajectory tj, PetscBool verify) {
+  PetscFunctionBegin;
+  if (is_rewind(tj)) options(tj).verify = verify;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory tj, PetscInt ram, PetscInt disk) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
@@ -250,6 +256,12 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->io_seconds = s.io_seconds;
   out->io_hidden_seconds = s.io_overlap_seconds;
   out->recompute_seconds = s.recompute_seconds;
+  const auto& r = trajectory(tj).carry.report;
+  out->verify_seconds = s.verify_seconds;
+  out->segments = r.segments;
+  out->events = r.events;
+  out->thinned = r.thinned;
+  out->rerecorded = (PetscInt)s.rerecorded_steps;
   PetscFunctionReturn(0);
 }
 

@@ -2,7 +2,6 @@
 
 #include <span>
 
-#include "adapt_replay.hpp"
 #include "check.hpp"
 #include "log_events.hpp"
 #include "private_access.hpp"
@@ -113,19 +112,16 @@ void TsStepper::rebuild_reused_stage(Step i) {
   REWIND_PETSC(VecDuplicate(sol, &x));
   REWIND_PETSC(VecCopy(sol, x));
   REWIND_PETSC(VecCopy(Y[ns - 1], sol));
-  REWIND_PETSC(TSSetTimeStep(ts_, 0.0));
   detail::restart_history(ts_, true);
-  {
-    ReplayAttempts accept_it(ts_, {}, 0);
-    REWIND_PETSC(TSStep(ts_));
-  }
+  replay_step(ts_, {Attempt{0.0, {}, false}}, 0);
   REWIND_PETSC(VecCopy(x, sol));
   REWIND_PETSC(VecDestroy(&x));
   detail::set_clock(ts_, {static_cast<PetscInt>(i), log_.times[k], log_.times[k - 1]});
   detail::restart_history(ts_, false);
 }
 
-void TsStepper::forward(Step i, const engine::StepContext&) {
+void TsStepper::forward(Step local, const engine::StepContext&) {
+  const Step i = first_ + local;  // the TS's step number
   // Recompute step i from x_i (already in the solution vector) as the forward run took it: the
   // attempts the adapter rejected, then the accepted one with the exact size it used.
   const TSConvergedReason reason = detail::reason(ts_);
@@ -147,25 +143,23 @@ void TsStepper::forward(Step i, const engine::StepContext&) {
   REWIND_PETSC(PetscLogEventBegin(log_events().recompute, 0, 0, 0, 0));
   const Restore restore{ts_, adapt, detail::always_accept(adapt), detail::rejections(ts_)};
   const auto k = static_cast<std::size_t>(i);
-  // The rejected attempts can be replayed only through the wrapped adapter; otherwise the
-  // accepted size alone.
-  std::vector<PetscReal> attempts;
-  if (auto r = log_.rejected.find(k); can_replay(ts_) && r != log_.rejected.end()) {
+  // Every attempt of the forward run when they were recorded; otherwise the exact size alone.
+  std::vector<Attempt> attempts{Attempt{log_.dts[k], {}, false}};
+  if (auto r = log_.attempts.find(k); can_replay(ts_) && r != log_.attempts.end()) {
     attempts = r->second;
+    for (const Attempt& a : attempts) {
+      log_.replayed_rejections +=
+          (a.rolled_back ? 1 : 0) +
+          static_cast<PetscInt>(a.choices.empty() ? 0 : a.choices.size() - 1);
+    }
   }
-  log_.replayed_rejections += static_cast<PetscInt>(attempts.size());
-  attempts.push_back(log_.dts[k]);
   detail::set_clock(
       ts_, {static_cast<PetscInt>(i), log_.times[k], k > 0 ? log_.times[k - 1] : log_.times[0]});
   detail::set_reason(ts_, TS_CONVERGED_ITERATING);
   REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));  // if the adapter is not wrapped
   if (fsal_ && restored_ && i > 0) rebuild_reused_stage(i);
   restored_ = false;
-  REWIND_PETSC(TSSetTimeStep(ts_, attempts.front()));
-  {
-    ReplayAttempts replay(ts_, std::move(attempts), log_.proposed[k + 1]);
-    REWIND_PETSC(TSStep(ts_));
-  }
+  replay_step(ts_, attempts, log_.proposed[k + 1]);
   if (detail::reason(ts_) < 0) {
     throw Error(ErrorCode::Internal, "rewind: recomputing step " + std::to_string(i) + " failed (" +
                                          TSConvergedReasons[detail::reason(ts_)] + ")");

@@ -12,23 +12,30 @@
 #include <vector>
 
 #include "rewind/engine/stepper.hpp"
+#include "step_replay.hpp"
 
 namespace rwd::petsc {
 
-/// What the first sweep saw of each step, so a recomputation repeats it.
+/// What the first sweep saw of each step, so a recomputation repeats it. Indexed by the TS's
+/// step numbers.
 struct StepLog {
   std::vector<PetscReal> times;     ///< t_k for k = 0 .. the last step set
   std::vector<PetscReal> proposed;  ///< the step size TS proposed at set(k)
   std::vector<PetscReal> dts;       ///< the exact size of step k (t_k -> t_{k+1})
-  /// The sizes of the attempts the adapter rejected before accepting step k (few steps have any).
-  std::map<std::size_t, std::vector<PetscReal>> rejected;
-  PetscInt replayed_rejections = 0;  ///< rejected attempts repeated while recomputing
+  /// Every attempt at step k, for the steps that took more than one plain attempt (the adapter
+  /// rejected sizes, or an event handler rolled attempts back); few steps have any.
+  std::map<std::size_t, std::vector<Attempt>> attempts;
+  PetscInt replayed_rejections = 0;  ///< rejected or rolled-back attempts repeated
 };
 
 class TsStepper final : public engine::Stepper {
  public:
   /// `fsal`: a first-same-as-last Runge-Kutta method (its restart data also holds the last stage).
   TsStepper(TS ts, StepLog& log, bool fsal);
+
+  /// The TS step number of the recording's step 0 (a run in segments: each segment is a
+  /// recording of its own, its steps counted from its first state).
+  void set_first(PetscInt first) { first_ = first; }
 
   std::vector<engine::Field> state() override;
   std::vector<engine::Field> pullback() override;
@@ -45,6 +52,7 @@ class TsStepper final : public engine::Stepper {
   TS ts_;
   StepLog& log_;
   bool fsal_;
+  PetscInt first_ = 0;
   bool restored_ = false;        // a restart checkpoint was just loaded
   std::set<std::string> names_;  // stable storage for field names
 };

@@ -28,8 +28,13 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscFunctionReturn(0);
   }
   const auto& p = r.plan.params;
-  const std::string disk = p.disk == schedule::kUnlimited ? "unlimited" : std::to_string(p.disk);
-  const std::string ram = p.ram >= kUnlimitedRam ? "unlimited" : std::to_string(p.ram);
+  // The budget as given (the plan of a run in segments has only part of it).
+  const Options& o = t.carry.options;
+  const std::string disk = o.max_cps_disk < 0 ? "unlimited" : std::to_string(o.max_cps_disk);
+  const std::string ram = o.max_cps_ram >= 0       ? std::to_string(o.max_cps_ram)
+                          : p.ram >= kUnlimitedRam ? "unlimited"
+                          : o.ram_bytes > 0        ? std::to_string(p.ram)
+                                                   : "unlimited";
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n",
       r.plan.schedule.c_str(), ram.c_str(), disk.c_str(),
@@ -71,6 +76,26 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
       s.recompute_seconds, s.io_seconds, s.io_overlap_seconds));
+  if (r.segments > 1) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    run in %lld segments (%lld events; docs/petsc.md, \"Events and runs in segments\"), "
+        "%lld thinned, %lld steps run again for them\n",
+        (long long)r.segments, (long long)r.events, (long long)r.thinned,
+        (long long)s.rerecorded_steps));
+  }
+  if (s.rebuilt_steps > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    %lld steps recomputed to rebuild states a continued TSSolve moved past\n",
+        (long long)s.rebuilt_steps));
+  }
+  if (r.verify) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    replay check: every recomputed state matched the forward run (hashing %.4f s; "
+        "-ts_trajectory_rewind_verify 0 turns it off)\n",
+        s.verify_seconds));
+  }
   if (r.replayed_rejections > 0) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    recomputations repeated %lld attempts the adapter had rejected\n",

@@ -885,6 +885,11 @@ StoreStats Hdf5Store::stats() const {
   return out;
 }
 
+void Hdf5Store::reset_peaks() {
+  impl_->stats.peak_live = impl_->stats.live;
+  impl_->stats.peak_bytes = impl_->stats.live_bytes;
+}
+
 std::string Hdf5Store::path() const {
   return impl_->current_path;
 }

@@ -150,6 +150,75 @@ TEST_P(Parking, ParkedRecordingIsReversedByANewStepperObject) {
   stores->close();
 }
 
+// Thinned recordings (every checkpoint but the first restart checkpoint, the pullback data
+// before it and the last step's data given back) share stores whose RAM capacity is one plan's
+// budget plus three: A is recorded, parked and thinned, which leaves B the whole budget; B is
+// thinned before it is parked (its park then holds a few checkpoints, not its budget plus two);
+// then each is reversed, planning its remaining steps again over what the stores grant then.
+// Both gradients are their tasks' alone. "mixed" may keep step 0's pullback data instead of x_0.
+void thinned_pair(const char* schedule, const ParkCase& param) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = param.stepper.make(ring);
+  const bool mixed = std::string(schedule) == "mixed";
+  EngineConfig c = config(schedule, mixed ? 5 : param.ram, param.disk);
+  if (mixed) {  // 12 steps in 5 slots: it keeps step 0's pullback data, and x_1, not x_0
+    c.slot_size = engine::SlotSize::Any;
+    c.params.steps = 12;
+  }
+  c.store.directory = scratch_dir("thin");
+  const std::vector<double> ga = alone(*stepper, 0.0, c);
+  const std::vector<double> gb = alone(*stepper, 0.01, c);
+  StoresConfig sc = stores_config("thin");
+  stepper->reset(0.0);
+  sc.ram = engine::claim_of(engine::plan_for(*stepper, MPI_COMM_WORLD, c)).ram + 4;
+  auto stores = std::make_shared<Stores>(sc);
+  std::vector<std::unique_ptr<Recording>> runs;
+  for (double h : {0.0, 0.01}) {
+    stepper->reset(h);
+    runs.push_back(std::make_unique<Recording>(*stepper, stores, c));
+    Recording& r = *runs.back();
+    r.record();
+    if (r.plan().schedule == "storeall") {  // no restart checkpoint to keep
+      EXPECT_THROW(r.thin(), Error);
+      return;
+    }
+    engine::Claim held;
+    if (h == 0.0) {
+      r.park();
+      held = r.thin();
+    } else {
+      r.thin();
+      EXPECT_LE(r.park_claim().ram, 4);
+      r.park();
+      held = r.claim();
+    }
+    EXPECT_TRUE(r.thinned());
+    // The first restart checkpoint, at most one step's data before it, the last step's data and
+    // the final state (these steppers keep fields no restart checkpoint holds, which only the
+    // final state brings back).
+    EXPECT_LE(held.ram + held.disk, 4);
+    EXPECT_LE(stores->claimed().ram, 4 * static_cast<std::int64_t>(runs.size()));
+  }
+  const engine::RunStats sa = runs[0]->reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), ga)));
+  EXPECT_GE(sa.rerecorded_steps, c.params.steps - 2);
+  EXPECT_LE(sa.rerecorded_steps, sa.recomputed());
+  EXPECT_FALSE(runs[0]->thinned());
+  runs[1]->reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), gb)));
+  EXPECT_EQ(stores->ram().stats().live, 0);
+  EXPECT_EQ(stores->claimed().ram, 0);
+  stores->close();
+}
+
+TEST_P(Parking, ThinnedRecordingsArePlannedAgainAndStayBitwise) {
+  for (const char* schedule : {"auto", "mixed"}) {
+    if (std::string(schedule) == "mixed" && GetParam().disk != 0) continue;  // RAM only
+    SCOPED_TRACE(schedule);
+    thinned_pair(schedule, GetParam());
+  }
+}
+
 std::vector<ParkCase> park_cases() {
   std::vector<ParkCase> out;
   for (const auto& s : kSteppers) {

@@ -72,19 +72,44 @@ class Recording {
   // ---- parking --------------------------------------------------------------------------
   /// After the first sweep: stores what only the stepper holds — its whole state at x_n and,
   /// if the schedule kept it there, step n-1's pullback data — in the RAM store, so the stepper
-  /// may run other work before this recording is reversed. Shrinks the claim on the stores to
-  /// what the recording holds. Collective.
+  /// may run other work before this recording is reversed; on disk when the stores' RAM
+  /// capacity has no room for them but their disk capacity has. The claim on the stores becomes
+  /// what the recording holds, park_claim(): more than after the first sweep (it adds the final
+  /// state and step n-1's data), less than the plan's budget or more, depending on the
+  /// schedule. Throws Error(InvalidArgument) and changes nothing if the stores cannot grant it.
+  /// Collective.
   void park();
+  /// What park() would claim (phase Recorded).
+  Claim park_claim() const;
   /// After the first sweep: the host's buffers no longer hold the final state (a host that ran
   /// other work on them and could not park first, e.g. a PETSc TS that continued with another
   /// TSSolve). The reverse then recomputes the end of the first sweep from the last restart
   /// checkpoint held (checked against the first sweep with RecordingConfig::verify).
   /// Rank-local.
   void lose_work();
+  /// Whether lose_work() can be recovered from: a restart checkpoint before x_n is held (not so
+  /// for schedules that store every step's pullback data, e.g. storeall; park those instead).
+  bool can_rebuild() const;
   /// Moves every RAM checkpoint of a recorded or parked recording to the disk store (the
   /// recording keeps running from there when reversed) and gives its RAM claim back.
   /// Collective: the stores open their disk file if they have not yet.
   void spill();
+  /// After the first sweep, when its budget is wanted elsewhere for a while: frees every
+  /// checkpoint but the first restart checkpoint (x_0's, or x_b's for a schedule that kept the
+  /// pullback data of steps 0..b-1 instead, which stay too), the final state and, if the
+  /// stepper still holds it or it was parked, step n-1's pullback data. The reverse then serves
+  /// step n-1's adjoint from what was kept and, before the next adjoint step, plans the
+  /// remaining steps again (the count now known, so an offline schedule; over what its stores
+  /// grant then, at least what this recording had) and runs them again from the restart
+  /// checkpoint, checked against the first sweep (RecordingConfig::verify). Costs those steps
+  /// once more. `keep_final` = false, for a host that seeds its own adjoint (pull): the final
+  /// state is dropped where step n-1's data and the restart checkpoint stand for it, and the
+  /// stepper then does not hold x_n when the reverse starts. Returns the claim it holds
+  /// afterwards. Throws Error(InvalidArgument) if the schedule kept no restart checkpoint (store
+  /// all). Collective (disk checkpoints are erased).
+  Claim thin(bool keep_final = true);
+  /// Whether thin() was called and the reverse has not planned again yet.
+  bool thinned() const;
   /// A parked recording is reversed with `stepper` instead of the one it was made with (a new
   /// object for the same task, with fields of the same names and sizes). Rank-local.
   void attach(Stepper& stepper);

@@ -27,7 +27,8 @@ struct RunStats {
   double total_seconds = 0.0;       ///< from the start of the first sweep to the end of the reverse
   std::int64_t parks = 0;           ///< times the recording was parked
   double verify_seconds = 0.0;  ///< hashing states for the replay check (RecordingConfig::verify)
-  std::int64_t rebuilt_steps = 0;  ///< steps recomputed to rebuild a working state the host lost
+  std::int64_t rebuilt_steps = 0;     ///< steps recomputed to rebuild a working state the host lost
+  std::int64_t rerecorded_steps = 0;  ///< steps run again after Recording::thin()
 
   std::int64_t recomputed() const { return forward_steps - steps; }
 

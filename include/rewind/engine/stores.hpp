@@ -69,6 +69,9 @@ class Stores {
   void claim(std::int64_t run, const Claim& claim);
   /// Whether claim() would grant `claim` to run `run` now. Rank-local.
   bool fits(std::int64_t run, const Claim& claim) const;
+  /// What claim() would grant run `run` at most now: the capacity less every other run's claim
+  /// (kUnlimited for an unlimited level, 0 bytes for no byte limit). Rank-local.
+  Claim available(std::int64_t run) const;
   /// Gives back run `run`'s claim.
   void release(std::int64_t run) noexcept;
   /// The sum of every run's claim.

@@ -16,6 +16,14 @@
      -ts_trajectory_rewind_read_cost <r>     disk read cost in forward steps, or auto (default 1)
      -ts_trajectory_rewind_async <bool>      disk I/O on a background thread (default true)
      -ts_trajectory_rewind_ram_bytes <b>     RAM budget in bytes (caps max_cps_ram)
+     -ts_trajectory_rewind_steps <n>         the step count, where TS cannot predict it
+     -ts_trajectory_rewind_verify <bool>     check recomputed states against the forward run
+                                             (default true; an error instead of a wrong
+                                             gradient when they differ)
+
+   Events (TSSetEventHandler) and a TSSolve that continues the step numbering split a run into
+   segments, each planned with what the segments before it leave of the budget; see
+   docs/petsc.md, "Events and runs in segments".
 */
 #ifndef REWIND_PETSC_TRAJECTORY_H
 #define REWIND_PETSC_TRAJECTORY_H
@@ -40,6 +48,7 @@ PetscErrorCode TSTrajectoryRewindSetSchedule(TSTrajectory, const char[]);
 PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory, PetscReal write_cost, PetscReal read_cost);
 PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory, PetscBool);
 PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory, PetscInt ram, PetscInt disk);
+PetscErrorCode TSTrajectoryRewindSetVerify(TSTrajectory, PetscBool);
 
 /* The schedule of the current (or last) run, as planned when the first step was recorded:
    "auto" resolved to the schedule it chose, costs resolved to what "auto" measured. Budgets are
@@ -59,6 +68,11 @@ typedef struct {
   PetscInt steps, forward_steps, recomputed, adjoint_steps;
   PetscInt ram_writes, ram_reads, ram_peak, disk_writes, disk_reads, disk_peak;
   PetscReal bytes_written, io_seconds, io_hidden_seconds, recompute_seconds;
+  PetscReal verify_seconds; /* hashing states for the replay check */
+  PetscInt segments;        /* recordings the run was planned in (1 without events) */
+  PetscInt events;          /* events located in the forward run */
+  PetscInt thinned;         /* segments thinned to make room for later ones */
+  PetscInt rerecorded;      /* forward steps run again for thinned segments */
 } TSTrajectoryRewindStats;
 PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
 

@@ -81,6 +81,7 @@ class Hdf5Store final : public Store {
   /// Not collective (every rank holds the same keys).
   bool contains(const Key& key) const override;
   StoreStats stats() const override;
+  void reset_peaks() override;
   /// The file as it is named now (`.h5.partial` while the store is live).
   std::string path() const override;
   MPI_Comm collective_comm() const override;

@@ -31,6 +31,10 @@ class RamStore final : public Store {
   void erase(const Key& key) override;
   bool contains(const Key& key) const override;
   StoreStats stats() const override { return stats_; }
+  void reset_peaks() override {
+    stats_.peak_live = stats_.live;
+    stats_.peak_bytes = stats_.live_bytes;
+  }
 
   /// Slots allocated so far (held or free).
   std::int64_t slots() const { return static_cast<std::int64_t>(slots_.size()); }

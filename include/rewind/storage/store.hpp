@@ -125,6 +125,9 @@ class Store {
 
   virtual bool contains(const Key& key) const = 0;
   virtual StoreStats stats() const = 0;
+  /// Starts the peaks (peak_live, peak_bytes) again from what is held now, for a caller that
+  /// reports one run's peaks on a store several runs use. Not collective.
+  virtual void reset_peaks() = 0;
 
   /// Disk stores: the file path (empty for RAM).
   virtual std::string path() const { return {}; }

@@ -1,0 +1,254 @@
+// Programs whose model changes during the run, each solved twice — with PETSc's store-all
+// trajectory as the reference and with the trajectory under test (the command line's
+// -ts_trajectory_* options) — and compared bit for bit (lambda and mu at t = 0):
+//
+//   -scenario parameter  an event at a crossing of sum(x) whose post-event function changes the
+//                        decay rate a of the right-hand side (and changes it back when the
+//                        adjoint crosses the event)
+//   -scenario hybrid     two events that switch the system between two modes and move the
+//                        state (a jump), undone in the adjoint
+//   -scenario segments   three TSSolve calls continuing the step numbering, the program
+//                        changing a and the state between them, the adjoint in three segments
+//                        (TSAdjointSetSteps) with a restored before each; -time_jump <dt>
+//                        moves the candidate's time between the solves (rewind refuses it)
+//
+// dx_i/dt = -a_m x_i + b sin(x_i) + c_i, with m the mode; parameter p = (b).
+// Fixed or adaptive steps (-ts_adapt_type), any TS type; 1 or 2 ranks.
+#include <petscts.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "rewind/petsc/trajectory.h"
+
+namespace {
+
+constexpr PetscInt kSize = 19;
+
+struct Model {
+  PetscReal a[2] = {1.0, 2.5};  // decay rate in mode 0 and mode 1
+  PetscReal b = 0.3;
+  int mode = 0;
+  PetscReal threshold = 0.0;  // sum(x) at which the parameter event fires
+  bool hybrid = false;
+  std::vector<PetscReal> event_times;  // the forward run's, for the report
+};
+
+PetscErrorCode rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
+  const Model& m = *static_cast<Model*>(ctx);
+  const PetscScalar* xa;
+  PetscScalar* fa;
+  PetscInt lo, hi;
+  PetscFunctionBegin;
+  PetscCall(VecGetOwnershipRange(x, &lo, &hi));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArray(f, &fa));
+  for (PetscInt i = 0; i < hi - lo; ++i)
+    fa[i] = -m.a[m.mode] * xa[i] + m.b * PetscSinScalar(xa[i]) + 0.05 * (lo + i);
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(VecRestoreArray(f, &fa));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode jacobian(TS, PetscReal, Vec x, Mat A, Mat, void* ctx) {
+  const Model& m = *static_cast<Model*>(ctx);
+  const PetscScalar* xa;
+  PetscInt lo, hi;
+  PetscFunctionBegin;
+  PetscCall(VecGetOwnershipRange(x, &lo, &hi));
+  PetscCall(VecGetArrayRead(x, &xa));
+  for (PetscInt i = lo; i < hi; ++i) {
+    PetscCall(MatSetValue(A, i, i, -m.a[m.mode] + m.b * PetscCosScalar(xa[i - lo]), INSERT_VALUES));
+  }
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+// d f_i / d b = sin(x_i): one parameter column.
+PetscErrorCode jacobian_p(TS, PetscReal, Vec x, Mat Jp, void*) {
+  const PetscScalar* xa;
+  PetscInt lo, hi;
+  PetscFunctionBegin;
+  PetscCall(VecGetOwnershipRange(x, &lo, &hi));
+  PetscCall(VecGetArrayRead(x, &xa));
+  for (PetscInt i = lo; i < hi; ++i)
+    PetscCall(MatSetValue(Jp, i, 0, PetscSinScalar(xa[i - lo]), INSERT_VALUES));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(MatAssemblyBegin(Jp, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Jp, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+// Parameter scenario: one event, sum(x) crossing the threshold downwards.
+// Hybrid scenario: two events, sum(x) crossing the threshold either way, switching the mode.
+PetscErrorCode event_function(TS, PetscReal, Vec x, PetscScalar* f, void* ctx) {
+  const Model& m = *static_cast<Model*>(ctx);
+  PetscScalar s;
+  PetscFunctionBegin;
+  PetscCall(VecSum(x, &s));
+  f[0] = s - m.threshold;
+  if (m.hybrid) f[1] = s - 0.5 * m.threshold;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode post_event(TS ts, PetscInt n, PetscInt events[], PetscReal t, Vec x,
+                          PetscBool forward, void* ctx) {
+  Model& m = *static_cast<Model*>(ctx);
+  PetscFunctionBegin;
+  (void)ts;
+  for (PetscInt k = 0; k < n; ++k) {
+    if (events[k] == 0) m.mode = forward ? 1 : 0;  // the rate changes, and back in the adjoint
+    if (events[k] == 1) {
+      m.mode = forward ? 0 : 1;
+      if (forward) PetscCall(VecScale(x, 0.9));  // a jump of the state
+    }
+  }
+  if (forward) m.event_times.push_back(t);
+  PetscFunctionReturn(0);
+}
+
+struct Run {
+  std::vector<PetscScalar> lambda, mu;
+  PetscInt steps = 0;
+  std::size_t events = 0;
+};
+
+PetscErrorCode initial(Vec x) {
+  PetscInt lo, hi;
+  PetscFunctionBegin;
+  PetscCall(VecGetOwnershipRange(x, &lo, &hi));
+  for (PetscInt i = lo; i < hi; ++i) PetscCall(VecSetValue(x, i, 1.0 + 0.1 * i, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(x));
+  PetscCall(VecAssemblyEnd(x));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode solve(const std::string& scenario, bool reference, Run& out) {
+  Model m;
+  m.hybrid = scenario == "hybrid";
+  TS ts;
+  Vec x, lambda, mu;
+  Mat A, Jp;
+  PetscFunctionBegin;
+  PetscCall(VecCreateMPI(PETSC_COMM_WORLD, PETSC_DECIDE, kSize, &x));
+  PetscCall(initial(x));
+  PetscScalar s0;
+  PetscCall(VecSum(x, &s0));
+  m.threshold = 0.6 * s0;
+  PetscCall(VecDuplicate(x, &lambda));
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, kSize, kSize, 1, NULL, 0,
+                         NULL, &A));
+  PetscCall(MatCreateDense(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, kSize, 1, NULL, &Jp));
+  PetscCall(MatSetUp(Jp));
+  PetscCall(MatCreateVecs(Jp, &mu, NULL));
+  PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));
+  PetscCall(TSSetType(ts, TSCN));
+  PetscCall(TSSetRHSFunction(ts, NULL, rhs, &m));
+  PetscCall(TSSetRHSJacobian(ts, A, A, jacobian, &m));
+  PetscCall(TSSetRHSJacobianP(ts, Jp, jacobian_p, &m));
+  PetscCall(TSSetTimeStep(ts, 0.05));
+  PetscCall(TSSetExactFinalTime(ts, TS_EXACTFINALTIME_MATCHSTEP));
+  PetscCall(TSSetSaveTrajectory(ts));
+  if (scenario != "segments") {
+    PetscInt direction[2] = {-1, 1};
+    PetscBool terminate[2] = {PETSC_FALSE, PETSC_FALSE};
+    PetscCall(TSSetEventHandler(ts, m.hybrid ? 2 : 1, direction, terminate, event_function,
+                                post_event, &m));
+  }
+  PetscCall(TSSetMaxTime(ts, scenario == "segments" ? 0.6 : 1.5));
+  PetscCall(TSSetFromOptions(ts));
+  TSTrajectory tj;
+  PetscCall(TSGetTrajectory(ts, &tj));
+  if (reference) {  // the candidate keeps -ts_trajectory_solution_only as given
+    PetscCall(TSTrajectorySetType(tj, ts, TSTRAJECTORYBASIC));
+    PetscCall(TSTrajectorySetSolutionOnly(tj, PETSC_FALSE));
+    PetscCall(TSTrajectorySetDirname(tj, "reference-trajectory"));
+  }
+
+  std::vector<PetscInt> segment_steps;
+  PetscCall(TSSolve(ts, x));
+  if (scenario == "segments") {
+    PetscInt before = 0, now = 0;
+    PetscCall(TSGetStepNumber(ts, &now));
+    segment_steps.push_back(now);
+    before = now;
+    for (int seg = 1; seg < 3; ++seg) {
+      // The program changes its model and its state between the solves.
+      m.mode = seg % 2;
+      PetscCall(VecScale(x, 0.95));
+      PetscReal t, jump = 0;
+      PetscCall(TSGetTime(ts, &t));
+      PetscCall(PetscOptionsGetReal(NULL, NULL, "-time_jump", &jump, NULL));  // refused
+      PetscCall(TSSetTime(ts, t + (reference ? 0 : jump)));
+      PetscCall(TSSetMaxTime(ts, 0.6 * (seg + 1)));
+      PetscCall(TSSolve(ts, x));
+      PetscCall(TSGetStepNumber(ts, &now));
+      segment_steps.push_back(now - before);
+      before = now;
+    }
+  }
+  PetscCall(TSGetStepNumber(ts, &out.steps));
+  out.events = m.event_times.size();
+  PetscCall(VecCopy(x, lambda));  // J = |x(T)|^2 / 2
+  PetscCall(VecZeroEntries(mu));
+  PetscCall(TSSetCostGradients(ts, 1, &lambda, &mu));
+  if (scenario == "segments") {
+    for (int seg = 2; seg >= 0; --seg) {
+      m.mode = seg % 2;  // each segment's model, restored before its adjoint
+      PetscCall(TSAdjointSetSteps(ts, segment_steps[static_cast<std::size_t>(seg)]));
+      PetscCall(TSAdjointSolve(ts));
+    }
+  } else {
+    PetscCall(TSAdjointSolve(ts));
+  }
+  const PetscScalar* a;
+  PetscInt n;
+  PetscCall(VecGetLocalSize(lambda, &n));
+  PetscCall(VecGetArrayRead(lambda, &a));
+  out.lambda.assign(a, a + n);
+  PetscCall(VecRestoreArrayRead(lambda, &a));
+  PetscCall(VecGetLocalSize(mu, &n));
+  PetscCall(VecGetArrayRead(mu, &a));
+  out.mu.assign(a, a + n);
+  PetscCall(VecRestoreArrayRead(mu, &a));
+  if (!reference) PetscCall(TSTrajectoryView(tj, PETSC_VIEWER_STDOUT_WORLD));
+  PetscCall(TSDestroy(&ts));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&Jp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&lambda));
+  PetscCall(VecDestroy(&mu));
+  PetscFunctionReturn(0);
+}
+
+bool same(const std::vector<PetscScalar>& a, const std::vector<PetscScalar>& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(PetscScalar)) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(TSTrajectoryRegisterRewind());
+  char scenario[32] = "parameter";
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-scenario", scenario, sizeof scenario, NULL));
+  Run reference, candidate;
+  PetscCall(solve(scenario, true, reference));
+  PetscCall(solve(scenario, false, candidate));
+  const PetscBool ok = same(reference.lambda, candidate.lambda) && same(reference.mu, candidate.mu)
+                           ? PETSC_TRUE
+                           : PETSC_FALSE;
+  PetscBool all = PETSC_FALSE;
+  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "scenario %s: %" PetscInt_FMT " steps, %zu events; lambda and mu %s "
+                        "store-all: events test %s\n",
+                        scenario, candidate.steps, candidate.events,
+                        all ? "bitwise equal to" : "DIFFER from", all ? "passed" : "FAILED"));
+  PetscCall(PetscFinalize());
+  return all ? 0 : 1;
+}
