@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace rwd::apps {
 
@@ -60,8 +61,14 @@ using OwnedDM = Owned<DM, DMDestroy>;
 
 /// The grid every app uses: a periodic DMDA on the unit square, n x n cells by default
 /// (-da_grid_x, -da_grid_y and the other -da_ options override), one dof, a 5-point stencil.
-/// Collective on PETSC_COMM_WORLD.
-OwnedDM make_grid(PetscInt n);
+/// Collective on `comm`.
+OwnedDM make_grid(PetscInt n, MPI_Comm comm = PETSC_COMM_WORLD);
+
+/// Writes fields of the DMDA `dm` to the HDF5 file `file` as 2D datasets in natural ordering,
+/// each named by its name, and the attributes `app` and `objective` on the first. Collective on
+/// the DM's communicator.
+void write_fields(const char* file, DM dm, const std::vector<std::pair<Vec, std::string>>& fields,
+                  const char* app, PetscReal objective);
 
 /// Read access, with ghost cells, to a global DMDA vector inside a PETSc callback:
 /// a[j][i] for i in [xs - 1, xs + xm], j in [ys - 1, ys + ym].
