@@ -78,6 +78,34 @@ PetscReal bump(PetscReal x, PetscReal y, PetscReal x0, PetscReal y0, PetscReal w
   return std::exp(-(dx * dx + dy * dy) / (width * width));
 }
 
+PetscErrorCode read_check_options(PetscOptionItems* PetscOptionsObject, CheckOptions* o) {
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsBool("-taylor", "Check the gradient with a Taylor test", "", o->taylor,
+                             &o->taylor, nullptr));
+  PetscCall(PetscOptionsReal("-taylor_h", "Largest Taylor test step h", "", o->taylor_h,
+                             &o->taylor_h, nullptr));
+  PetscCall(PetscOptionsInt("-taylor_points", "Taylor test steps h, h/2, ...", "", o->taylor_points,
+                            &o->taylor_points, nullptr));
+  PetscCall(PetscOptionsString("-summary_json", "Write the run summary as JSON", "", o->json,
+                               o->json, sizeof o->json, nullptr));
+  PetscCall(PetscOptionsString("-gradient_out", "Write the gradient fields to HDF5", "",
+                               o->gradient, o->gradient, sizeof o->gradient, nullptr));
+  PetscFunctionReturn(0);
+}
+
+void validate(const CheckOptions& o) {
+  rwd::require(o.taylor_points >= 2,
+               "-taylor_points must be >= 2, got " + std::to_string(o.taylor_points));
+  rwd::require(o.taylor_h > 0, "-taylor_h must be > 0");
+}
+
+void write_summary(const char* path, const std::string& text) {
+  FILE* f = std::fopen(path, "w");
+  rwd::require(f != nullptr, std::string("-summary_json: cannot write ") + path);
+  std::fputs(text.c_str(), f);
+  rwd::require(std::fclose(f) == 0, std::string("-summary_json: cannot write ") + path);
+}
+
 void write_fields(const char* file, DM dm, const std::vector<std::pair<Vec, std::string>>& fields,
                   const char* app, PetscReal objective) {
   using OwnedViewer = Owned<PetscViewer, PetscViewerDestroy>;
@@ -470,30 +498,18 @@ FieldComparison compare_bits(const std::string& name, Vec a, Vec b) {
   return f;
 }
 
-struct AppOptions {
-  PetscBool taylor = PETSC_FALSE, compare = PETSC_FALSE, progress = PETSC_TRUE;
-  PetscReal taylor_h = 0.1;
-  PetscInt taylor_points = 4;
-  char json[PETSC_MAX_PATH_LEN] = "", gradient[PETSC_MAX_PATH_LEN] = "";
+struct AppOptions : CheckOptions {
+  PetscBool compare = PETSC_FALSE, progress = PETSC_TRUE;
 };
 
 PetscErrorCode read_options(const char* app, AppOptions* o) {
   PetscFunctionBeginUser;
   PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "rewind application options", app);
-  PetscCall(PetscOptionsBool("-taylor", "Check the gradient with a Taylor test", "", o->taylor,
-                             &o->taylor, nullptr));
-  PetscCall(PetscOptionsReal("-taylor_h", "Largest Taylor test step h", "", o->taylor_h,
-                             &o->taylor_h, nullptr));
-  PetscCall(PetscOptionsInt("-taylor_points", "Taylor test steps h, h/2, ...", "", o->taylor_points,
-                            &o->taylor_points, nullptr));
+  PetscCall(read_check_options(PetscOptionsObject, o));
   PetscCall(PetscOptionsBool("-compare_storeall",
                              "Re-run with a store-all trajectory; fail unless the gradients are "
                              "bitwise identical",
                              "", o->compare, &o->compare, nullptr));
-  PetscCall(PetscOptionsString("-summary_json", "Write the run summary as JSON", "", o->json,
-                               o->json, sizeof o->json, nullptr));
-  PetscCall(PetscOptionsString("-gradient_out", "Write the gradient fields to HDF5", "",
-                               o->gradient, o->gradient, sizeof o->gradient, nullptr));
   PetscCall(PetscOptionsBool("-progress", "Show progress of long runs", "", o->progress,
                              &o->progress, nullptr));
   PetscOptionsEnd();
@@ -503,9 +519,7 @@ PetscErrorCode read_options(const char* app, AppOptions* o) {
 AppOptions read_options(const char* app) {
   AppOptions o;
   REWIND_APP_CALL(read_options(app, &o));
-  rwd::require(o.taylor_points >= 2,
-               "-taylor_points must be >= 2, got " + std::to_string(o.taylor_points));
-  rwd::require(o.taylor_h > 0, "-taylor_h must be > 0");
+  validate(o);
   return o;
 }
 
@@ -629,13 +643,7 @@ int run(const ProblemFactory& make, const char* program) {
     if (!t.passed) code = 1;
     rep.taylor = t;
   }
-  if (opt.json[0] && rank == 0) {
-    FILE* f = std::fopen(opt.json, "w");
-    rwd::require(f != nullptr, std::string("-summary_json: cannot write ") + opt.json);
-    const std::string json = summary_json(rep);
-    std::fputs(json.c_str(), f);
-    std::fclose(f);
-  }
+  if (opt.json[0] && rank == 0) write_summary(opt.json, summary_json(rep));
   return code;
 }
 

@@ -22,6 +22,23 @@ namespace rwd::apps {
 void check(PetscErrorCode ierr, const char* what);
 #define REWIND_APP_CALL(call) ::rwd::apps::check((call), #call)
 
+/// The checks and outputs every app offers: -taylor, -taylor_h, -taylor_points, -summary_json,
+/// -gradient_out.
+struct CheckOptions {
+  PetscBool taylor = PETSC_FALSE;
+  PetscReal taylor_h = 0.1;
+  PetscInt taylor_points = 4;
+  char json[PETSC_MAX_PATH_LEN] = "", gradient[PETSC_MAX_PATH_LEN] = "";
+};
+
+/// Reads the CheckOptions inside a PetscOptionsBegin/PetscOptionsEnd block (PETSc's option
+/// macros refer to the block's PetscOptionsObject). Collective on the block's communicator.
+PetscErrorCode read_check_options(PetscOptionItems* PetscOptionsObject, CheckOptions* o);
+/// Throws rwd::Error naming the option if a CheckOptions value is out of range.
+void validate(const CheckOptions& o);
+/// Writes `text` to the file `path` (the -summary_json file). Not collective.
+void write_summary(const char* path, const std::string& text);
+
 /// Owns one PETSc object and destroys it (ignoring errors) when it goes out of scope.
 template <typename T, PetscErrorCode (*Destroy)(T*)>
 class Owned {

@@ -69,13 +69,10 @@ constexpr char kHelp[] =
 constexpr PetscInt kGrid = 64;
 constexpr PetscInt kReceivers = 9;  // a 3 x 3 lattice
 
-struct Settings {
+struct Settings : rwd::apps::CheckOptions {
   PetscInt tasks = 12, steps_min = 20, steps_max = 80;
   PetscReal kappa0 = 0.01, speed = 1.0, dt = 0.005;
-  PetscBool compare = PETSC_FALSE, taylor = PETSC_FALSE;
-  PetscReal taylor_h = 0.1;
-  PetscInt taylor_points = 4;
-  char json[PETSC_MAX_PATH_LEN] = "", gradient[PETSC_MAX_PATH_LEN] = "";
+  PetscBool compare = PETSC_FALSE;
 };
 
 PetscErrorCode read_settings(Settings* s) {
@@ -95,16 +92,7 @@ PetscErrorCode read_settings(Settings* s) {
                              "Compute the gradient again by a serial loop over the tasks on the "
                              "first group; fail unless it is bitwise the same",
                              "", s->compare, &s->compare, nullptr));
-  PetscCall(PetscOptionsBool("-taylor", "Check the gradient with a Taylor test", "", s->taylor,
-                             &s->taylor, nullptr));
-  PetscCall(PetscOptionsReal("-taylor_h", "Largest Taylor test step h", "", s->taylor_h,
-                             &s->taylor_h, nullptr));
-  PetscCall(PetscOptionsInt("-taylor_points", "Taylor test steps h, h/2, ...", "", s->taylor_points,
-                            &s->taylor_points, nullptr));
-  PetscCall(PetscOptionsString("-summary_json", "Write the run summary as JSON", "", s->json,
-                               s->json, sizeof s->json, nullptr));
-  PetscCall(PetscOptionsString("-gradient_out", "Write dPhi/dkappa to HDF5", "", s->gradient,
-                               s->gradient, sizeof s->gradient, nullptr));
+  PetscCall(rwd::apps::read_check_options(PetscOptionsObject, s));
   PetscOptionsEnd();
   PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-ts_dt", &s->dt, nullptr));
   PetscFunctionReturn(0);
@@ -692,8 +680,7 @@ int run() {
   rwd::require(s.steps_min >= 1 && s.steps_max >= s.steps_min,
                "-ensemble_steps_min must be >= 1 and <= -ensemble_steps_max");
   rwd::require(s.kappa0 > 0, "-ensemble_kappa0 must be > 0");
-  rwd::require(s.taylor_points >= 2, "-taylor_points must be >= 2");
-  rwd::require(s.taylor_h > 0, "-taylor_h must be > 0");
+  rwd::apps::validate(s);
 
   RewindEnsemble ens = nullptr;
   REWIND_APP_CALL(RewindEnsembleCreate(PETSC_COMM_WORLD, &ens));
@@ -835,12 +822,7 @@ int run() {
   }
   if (s.gradient[0]) print0(std::string("\nwrote dPhi/dkappa to ") + s.gradient + "\n");
   r.times.total = MPI_Wtime() - t_start;
-  if (s.json[0] && l.rank == 0) {
-    FILE* f = std::fopen(s.json, "w");
-    rwd::require(f != nullptr, std::string("-summary_json: cannot write ") + s.json);
-    std::fputs(run_json(r).c_str(), f);
-    std::fclose(f);
-  }
+  if (s.json[0] && l.rank == 0) rwd::apps::write_summary(s.json, run_json(r));
   if (s.json[0]) print0(std::string("wrote the summary to ") + s.json + "\n");
   print0(format("total %.2f s\n", r.times.total));
   return code;
