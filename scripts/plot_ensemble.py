@@ -70,7 +70,8 @@ def plot_timeline(summary, out, costs):
              for q in range(groups)]
     forward.set_yticklabels(ranks)
     plt.setp(backward.get_yticklabels(), visible=False)
-    forward.set_title(f"forward pass ({ens['forward_seconds']:.2f} s): tasks as groups claim them")
+    how = "tasks as groups claim them" if ens["assign"] == "dynamic" else "task k on group k mod G"
+    forward.set_title(f"forward pass ({ens['forward_seconds']:.2f} s): {how}")
     backward.set_title(f"backward pass ({ens['backward_seconds']:.2f} s): each group reverses "
                        "its own tapes")
     spilled = sum(m["spilled"] for m in mapping)

@@ -57,14 +57,12 @@ using rwd::apps::OwnedVec;
 using rwd::apps::TaylorReport;
 
 constexpr char kHelp[] =
-    "rewind-ensemble: the gradient of a multi-source misfit Phi(kappa) for 2D "
-    "advection-diffusion,\n"
-    "one TS adjoint task per source, spread over groups of ranks by rewind's ensemble map.\n"
-    "Options: -ensemble_tasks K (12), -ensemble_steps_min/-ensemble_steps_max (20/80),\n"
-    "-ensemble_kappa0 (0.01), -ensemble_velocity (1), -da_grid_x/-da_grid_y (64), -ts_dt (0.005),\n"
-    "-rewind_ensemble_* (groups, assignment, group budget), -ts_trajectory_* (each task's "
-    "budget),\n"
-    "-compare_serial, -taylor, -summary_json FILE, -gradient_out FILE.h5.\n";
+    "rewind-ensemble: the gradient of a multi-source misfit Phi(kappa) for 2D\n"
+    "advection-diffusion, one TS adjoint task per source, spread over groups of ranks by\n"
+    "rewind's ensemble map. Options: -ensemble_tasks K (12), -ensemble_steps_min/_max (20/80),\n"
+    "-ensemble_kappa0 (0.01), -ensemble_velocity (1), -da_grid_x/-da_grid_y (64),\n"
+    "-ts_dt (0.005), -rewind_ensemble_* (groups, assignment, group budget), -ts_trajectory_*\n"
+    "(each task's budget), -compare_serial, -taylor, -summary_json FILE, -gradient_out FILE.h5.\n";
 
 constexpr PetscInt kGrid = 64;
 constexpr PetscInt kReceivers = 9;  // a 3 x 3 lattice
@@ -348,7 +346,7 @@ Misfit misfit(const std::vector<PetscScalar>& y, const std::vector<PetscScalar>&
 
 // This run's groups, as the ensemble split the communicator.
 struct Layout {
-  MPI_Comm group = MPI_COMM_NULL;
+  MPI_Comm group = MPI_COMM_NULL;  // this rank's group (the app's duplicate)
   int index = 0, groups = 1, group_size = 1, rank = 0, size = 1;
 };
 
@@ -553,7 +551,8 @@ std::string summary_text(const Run& r) {
                "rank 0)\n"
              : ": task k on group k mod G, whatever the tasks cost)\n");
   os << "  group  ranks   tasks  steps  forward order (* spilled to disk, + cut and run again)\n"
-        "                               backward order\n";
+        "                               backward order (in RAM newest first, then spilled, then "
+        "cut)\n";
   int spilled = 0, cut = 0;
   for (int q = 0; q < l.groups; ++q) {
     std::vector<MappedTask> mine;
@@ -582,8 +581,8 @@ std::string summary_text(const Run& r) {
     os << format("  %5s  %-6s %6s %6s %s\n", "", "", "", "", backward.c_str());
   }
   os << format(
-      "  group budget %d tape%s spilled from RAM to disk, %d cut (dropped, its forward run again "
-      "before its adjoint)\n",
+      "  group budget %d tape%s spilled from RAM to disk, %d cut (checkpoints dropped, forward "
+      "run again before the adjoint)\n",
       spilled, spilled == 1 ? "" : "s", cut);
   os << format(
       "  backward     each group got one message with the cotangents of its own tasks (%lld "
@@ -682,16 +681,16 @@ int run() {
   rwd::require(s.kappa0 > 0, "-ensemble_kappa0 must be > 0");
   rwd::apps::validate(s);
 
+  // Destroyed at the end of a run that did not throw; a failed run is aborted (main), and
+  // nothing collective runs while a rank unwinds.
   RewindEnsemble ens = nullptr;
   REWIND_APP_CALL(RewindEnsembleCreate(PETSC_COMM_WORLD, &ens));
-  struct Destroy {
-    RewindEnsemble* e;
-    ~Destroy() { (void)RewindEnsembleDestroy(e); }
-  } destroy_ensemble{&ens};
   REWIND_APP_CALL(RewindEnsembleSetFromOptions(ens));
   Layout& l = r.layout;
   PetscInt group = 0, groups = 1;
-  REWIND_APP_CALL(RewindEnsembleGetGroup(ens, &group, &groups, &l.group));
+  MPI_Comm ensemble_group = MPI_COMM_NULL;  // the ensemble's: freed with it
+  REWIND_APP_CALL(RewindEnsembleGetGroup(ens, &group, &groups, &ensemble_group));
+  REWIND_APP_CALL(MPI_Comm_dup(ensemble_group, &l.group));
   l.index = static_cast<int>(group);
   l.groups = static_cast<int>(groups);
   REWIND_APP_CALL(MPI_Comm_rank(PETSC_COMM_WORLD, &l.rank));
@@ -807,6 +806,8 @@ int run() {
     r.taylor = t;
   }
 
+  REWIND_APP_CALL(RewindEnsembleDestroy(&ens));
+
   if (s.gradient[0] && l.index == 0) {
     OwnedDM dm = rwd::apps::make_grid(kGrid, l.group);
     OwnedVec gv, kv, tv;
@@ -824,6 +825,7 @@ int run() {
   r.times.total = MPI_Wtime() - t_start;
   if (s.json[0] && l.rank == 0) rwd::apps::write_summary(s.json, run_json(r));
   if (s.json[0]) print0(std::string("wrote the summary to ") + s.json + "\n");
+  REWIND_APP_CALL(MPI_Comm_free(&l.group));
   print0(format("total %.2f s\n", r.times.total));
   return code;
 }
