@@ -14,12 +14,30 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace rwd::apps {
 
 /// Throws rwd::Error if a PETSc call failed (PETSc has printed its error stack already).
 void check(PetscErrorCode ierr, const char* what);
 #define REWIND_APP_CALL(call) ::rwd::apps::check((call), #call)
+
+/// The checks and outputs every app offers: -taylor, -taylor_h, -taylor_points, -summary_json,
+/// -gradient_out.
+struct CheckOptions {
+  PetscBool taylor = PETSC_FALSE;
+  PetscReal taylor_h = 0.1;
+  PetscInt taylor_points = 4;
+  char json[PETSC_MAX_PATH_LEN] = "", gradient[PETSC_MAX_PATH_LEN] = "";
+};
+
+/// Reads the CheckOptions inside a PetscOptionsBegin/PetscOptionsEnd block (PETSc's option
+/// macros refer to the block's PetscOptionsObject). Collective on the block's communicator.
+PetscErrorCode read_check_options(PetscOptionItems* PetscOptionsObject, CheckOptions* o);
+/// Throws rwd::Error naming the option if a CheckOptions value is out of range.
+void validate(const CheckOptions& o);
+/// Writes `text` to the file `path` (the -summary_json file). Not collective.
+void write_summary(const char* path, const std::string& text);
 
 /// Owns one PETSc object and destroys it (ignoring errors) when it goes out of scope.
 template <typename T, PetscErrorCode (*Destroy)(T*)>
@@ -60,8 +78,14 @@ using OwnedDM = Owned<DM, DMDestroy>;
 
 /// The grid every app uses: a periodic DMDA on the unit square, n x n cells by default
 /// (-da_grid_x, -da_grid_y and the other -da_ options override), one dof, a 5-point stencil.
-/// Collective on PETSC_COMM_WORLD.
-OwnedDM make_grid(PetscInt n);
+/// Collective on `comm`.
+OwnedDM make_grid(PetscInt n, MPI_Comm comm = PETSC_COMM_WORLD);
+
+/// Writes fields of the DMDA `dm` to the HDF5 file `file` as 2D datasets in natural ordering,
+/// each named by its name, and the attributes `app` and `objective` on the first. Collective on
+/// the DM's communicator.
+void write_fields(const char* file, DM dm, const std::vector<std::pair<Vec, std::string>>& fields,
+                  const char* app, PetscReal objective);
 
 /// Read access, with ghost cells, to a global DMDA vector inside a PETSc callback:
 /// a[j][i] for i in [xs - 1, xs + xm], j in [ys - 1, ys + ym].

@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -13,72 +14,12 @@ namespace rwd::apps {
 
 namespace {
 
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
-
 std::string mib(double bytes) {
   return format("%.1f MiB", bytes / (1024.0 * 1024.0));
 }
 
 long long ll(PetscInt v) {
   return static_cast<long long>(v);
-}
-
-// A JSON object built key by key.
-class JsonObject {
- public:
-  JsonObject& num(const char* key, double v) {
-    if (!std::isfinite(v)) return raw(key, "null");
-    return raw(key, format("%.17g", v));
-  }
-  JsonObject& integer(const char* key, long long v) { return raw(key, std::to_string(v)); }
-  JsonObject& boolean(const char* key, bool v) { return raw(key, v ? "true" : "false"); }
-  JsonObject& str(const char* key, const std::string& v) { return raw(key, quote(v)); }
-  JsonObject& raw(const char* key, const std::string& json) {
-    os_ << (first_ ? "" : ", ") << quote(key) << ": " << json;
-    first_ = false;
-    return *this;
-  }
-  std::string done() const { return "{" + os_.str() + "}"; }
-
-  static std::string quote(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (c == '\n') {
-        out += "\\n";
-      } else if (static_cast<unsigned char>(c) >= 0x20) {
-        out += c;
-      }
-    }
-    return out + "\"";
-  }
-
- private:
-  std::ostringstream os_;
-  bool first_ = true;
-};
-
-std::string taylor_json(const TaylorReport& t) {
-  std::string rows = "[";
-  for (std::size_t k = 0; k < t.rows.size(); ++k) {
-    const auto& r = t.rows[k];
-    JsonObject o;
-    o.num("h", r.h).num("J", r.J).num("first_order_remainder", r.first);
-    o.num("second_order_remainder", r.second);
-    if (r.order) o.num("order", *r.order);
-    rows += (k ? ", " : "") + o.done();
-  }
-  rows += "]";
-  JsonObject o;
-  o.num("J", t.J).num("dJ_dm", t.dJdm).raw("rows", rows);
-  o.num("min_order", t.min_order).num("max_order", t.max_order).boolean("passed", t.passed);
-  return o.done();
 }
 
 std::string compare_json(const CompareReport& c) {
@@ -118,6 +59,49 @@ std::string timeline_json(const Report& r) {
 }
 
 }  // namespace
+
+JsonObject& JsonObject::num(const char* key, double v) {
+  if (!std::isfinite(v)) return raw(key, "null");
+  return raw(key, format("%.17g", v));
+}
+
+JsonObject& JsonObject::raw(const char* key, const std::string& json) {
+  os_ << (first_ ? "" : ", ") << quote(key) << ": " << json;
+  first_ = false;
+  return *this;
+}
+
+std::string JsonObject::quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) >= 0x20) {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string taylor_json(const TaylorReport& t) {
+  std::string rows = "[";
+  for (std::size_t k = 0; k < t.rows.size(); ++k) {
+    const auto& r = t.rows[k];
+    JsonObject o;
+    o.num("h", r.h).num("J", r.J).num("first_order_remainder", r.first);
+    o.num("second_order_remainder", r.second);
+    if (r.order) o.num("order", *r.order);
+    rows += (k ? ", " : "") + o.done();
+  }
+  rows += "]";
+  JsonObject o;
+  o.num("J", t.J).num("dJ_dm", t.dJdm).raw("rows", rows);
+  o.num("min_order", t.min_order).num("max_order", t.max_order).boolean("passed", t.passed);
+  return o.done();
+}
 
 std::string summary_text(const Report& r) {
   std::ostringstream os;
@@ -195,12 +179,45 @@ std::string taylor_header(const std::string& parameter, PetscInt points) {
          "halves (order 2)\n";
 }
 
-std::string taylor_text(const TaylorReport& t) {
+TaylorReport taylor_table(PetscReal J, PetscReal dJdm, PetscReal h0, PetscInt points,
+                          const std::function<PetscReal(PetscReal h)>& J_at) {
+  TaylorReport t;
+  t.J = J;
+  t.dJdm = dJdm;
+  PetscReal h = h0;
+  for (PetscInt k = 0; k < points; ++k, h /= 2) {
+    TaylorRow row;
+    row.h = h;
+    row.J = J_at(h);
+    row.first = std::abs(row.J - t.J);
+    row.second = std::abs(row.J - t.J - h * t.dJdm);
+    if (!t.rows.empty()) row.order = std::log2(t.rows.back().second / row.second);
+    t.rows.push_back(row);
+  }
+  t.min_order = PETSC_MAX_REAL;
+  t.max_order = -PETSC_MAX_REAL;
+  for (const auto& row : t.rows) {
+    if (!row.order) continue;
+    const PetscReal q = std::isfinite(*row.order) ? *row.order : 0;
+    t.min_order = std::min(t.min_order, q);
+    t.max_order = std::max(t.max_order, q);
+  }
+  t.passed = t.min_order >= 1.8 && t.max_order <= 2.2;
+  return t;
+}
+
+std::string taylor_text(const TaylorReport& t, const char* objective) {
+  const std::string J = objective;
+  const std::string first = "|" + J + "(m+h dm) - " + J + "(m)|";
+  const std::string second = "|" + J + "(m+h dm) - " + J + "(m) - h d" + J + ".dm|";
+  const int w1 = static_cast<int>(first.size()) - 2, w2 = static_cast<int>(second.size());
   std::ostringstream os;
-  os << format("  J(m) = %.12e, dJ.dm = %.6e\n", (double)t.J, (double)t.dJdm);
-  os << "         h    |J(m+h dm) - J(m)|   |J(m+h dm) - J(m) - h dJ.dm|   order\n";
+  os << format("  %s(m) = %.12e, d%s.dm = %.6e\n", J.c_str(), (double)t.J, J.c_str(),
+               (double)t.dJdm);
+  os << "         h    " << first << "   " << second << "   order\n";
   for (const auto& r : t.rows) {
-    os << format("  %8.2e    %16.6e   %28.6e   ", (double)r.h, (double)r.first, (double)r.second);
+    os << format("  %8.2e    %*.6e   %*.6e   ", (double)r.h, w1, (double)r.first, w2,
+                 (double)r.second);
     os << (r.order ? format("%5.2f", (double)*r.order) : std::string("    -")) << "\n";
   }
   if (t.passed) {

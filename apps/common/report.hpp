@@ -4,13 +4,40 @@
 #include <petscsys.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "rewind/petsc/trajectory.h"
 
 namespace rwd::apps {
+
+/// printf into a string (at most 511 characters).
+std::string format(const char* fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+/// A JSON object built key by key: JsonObject o; o.num("x", 1).str("name", "a"); o.done().
+class JsonObject {
+ public:
+  JsonObject& num(const char* key, double v);  ///< null if not finite
+  JsonObject& integer(const char* key, long long v) { return raw(key, std::to_string(v)); }
+  JsonObject& boolean(const char* key, bool v) { return raw(key, v ? "true" : "false"); }
+  JsonObject& str(const char* key, const std::string& v) { return raw(key, quote(v)); }
+  /// `json` must be a JSON value (an object, an array, ...).
+  JsonObject& raw(const char* key, const std::string& json);
+  std::string done() const { return "{" + os_.str() + "}"; }
+  static std::string quote(const std::string& s);
+
+ private:
+  std::ostringstream os_;
+  bool first_ = true;
+};
 
 /// One step taken: 'F' first forward sweep, 'R' recomputed during the adjoint, 'A' adjoint.
 struct StepEvent {
@@ -83,11 +110,19 @@ struct Report {
   std::optional<CompareReport> compare;
 };
 
+/// The Taylor test's table and verdict: J(m) and dJ.dm given, J(m + h dm) from `J_at` for
+/// h = h0, h0/2, ... (`points` values, in that order). Passes when every observed order of the
+/// second-order remainder is between 1.8 and 2.2.
+TaylorReport taylor_table(PetscReal J, PetscReal dJdm, PetscReal h0, PetscInt points,
+                          const std::function<PetscReal(PetscReal h)>& J_at);
+
 /// The human summary (printed on rank 0 by the caller).
 std::string summary_text(const Report& r);
 /// What the Taylor test is about to do, and then its table and verdict.
 std::string taylor_header(const std::string& parameter, PetscInt points);
-std::string taylor_text(const TaylorReport& t);
+/// `objective` names J in the table ("J", "Phi").
+std::string taylor_text(const TaylorReport& t, const char* objective = "J");
+std::string taylor_json(const TaylorReport& t);
 /// What the store-all comparison is about to do, and then its verdict for each gradient.
 std::string compare_header();
 std::string compare_text(const CompareReport& c);

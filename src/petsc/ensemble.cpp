@@ -340,7 +340,10 @@ PetscErrorCode RewindEnsembleBackward(RewindEnsemble e, const PetscScalar ybar[]
   if (rank == 0) cotangents = std::span<const double>(ybar, ybar ? n : 0);
   std::vector<double> gradient;
   PetscCallCXX(gradient = e->ensemble->backward(cotangents, *e->runner));
-  for (std::size_t i = 0; i < gradient.size(); ++i) g[i] = gradient[i];
+  // With no task at all the summed gradient has no length: its gradient_size values are zero.
+  for (std::size_t i = 0; i < static_cast<std::size_t>(e->gradient_size); ++i) {
+    g[i] = i < gradient.size() ? gradient[i] : 0.0;
+  }
   PetscCallCXX(e->report = e->ensemble->report().json());
   PetscFunctionReturn(0);
 }

@@ -190,10 +190,22 @@ int main(int argc, char** argv) {
   const char* json;
   PetscCall(RewindEnsembleGetReport(ens, &json));
   const bool reported = std::strstr(json, "\"mapping\": [{\"task\": 0") != nullptr;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%d groups: gradient %s the serial store-all loop; %s\n",
+
+  // No task at all: the gradient is gradient_size zeros (not left as it was).
+  std::vector<PetscScalar> none(static_cast<std::size_t>(local), std::nan(""));
+  PetscCall(RewindEnsembleForward(ens, 0, NULL));
+  PetscCall(RewindEnsembleBackward(ens, NULL, none.data()));
+  PetscBool zeros = PETSC_TRUE;
+  for (PetscScalar v : none) zeros = v == 0.0 ? zeros : PETSC_FALSE;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &zeros, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+
+  const bool passed = all && reported && zeros;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "%d groups: gradient %s the serial store-all loop; no tasks: %s; %s\n",
                         (int)groups, all ? "bitwise equal to" : "DIFFERS from",
-                        all && reported ? "ensemble test passed" : "ensemble test FAILED"));
+                        zeros ? "a zero gradient" : "NOT a zero gradient",
+                        passed ? "ensemble test passed" : "ensemble test FAILED"));
   PetscCall(RewindEnsembleDestroy(&ens));
   PetscCall(PetscFinalize());
-  return all && reported ? 0 : 1;
+  return passed ? 0 : 1;
 }
