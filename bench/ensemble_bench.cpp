@@ -38,6 +38,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -131,43 +132,32 @@ std::vector<std::int64_t> parse_list(const std::string& s) {
 
 Options parse(int argc, char** argv) {
   Options o;
+  using Setter = std::function<void(const std::string&)>;
+  const std::map<std::string, Setter> options = {
+      {"--model", [&](const std::string& v) { o.model = v; }},
+      {"--group-size", [&](const std::string& v) { o.group_size = std::stoi(v); }},
+      {"--tasks", [&](const std::string& v) { o.tasks = std::stoll(v); }},
+      {"--reps", [&](const std::string& v) { o.reps = std::stoi(v); }},
+      {"--evaluations", [&](const std::string& v) { o.evaluations = std::stoi(v); }},
+      {"--sigma", [&](const std::string& v) { o.sigma = std::stod(v); }},
+      {"--seed", [&](const std::string& v) { o.seed = std::stoull(v); }},
+      {"--mean-ms", [&](const std::string& v) { o.mean_ms = std::stod(v); }},
+      {"--step-ms", [&](const std::string& v) { o.step_ms = std::stod(v); }},
+      {"--state", [&](const std::string& v) { o.state = std::stoll(v); }},
+      {"--cells", [&](const std::string& v) { o.cells = std::stoi(v); }},
+      {"--mean-steps", [&](const std::string& v) { o.mean_steps = std::stod(v); }},
+      {"--memory-tasks", [&](const std::string& v) { o.memory_tasks = parse_list(v); }},
+  };
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    require(i + 1 < argc, "ensemble bench: " + a + " needs a value");
-    const std::string v = argv[++i];
-    if (a == "--model") {
-      o.model = v;
-    } else if (a == "--group-size") {
-      o.group_size = std::stoi(v);
-    } else if (a == "--tasks") {
-      o.tasks = std::stoll(v);
-    } else if (a == "--reps") {
-      o.reps = std::stoi(v);
-    } else if (a == "--sigma") {
-      o.sigma = std::stod(v);
-    } else if (a == "--seed") {
-      o.seed = std::stoull(v);
-    } else if (a == "--mean-ms") {
-      o.mean_ms = std::stod(v);
-    } else if (a == "--step-ms") {
-      o.step_ms = std::stod(v);
-    } else if (a == "--state") {
-      o.state = std::stoll(v);
-    } else if (a == "--cells") {
-      o.cells = std::stoi(v);
-    } else if (a == "--mean-steps") {
-      o.mean_steps = std::stod(v);
-    } else if (a == "--memory-tasks") {
-      o.memory_tasks = parse_list(v);
-    } else if (a == "--evaluations") {
-      o.evaluations = std::stoi(v);
-    } else {
+    const auto it = options.find(argv[i]);
+    if (it == options.end()) {
+      std::string known;
+      for (const auto& [name, set] : options) known += " " + name;
       throw Error(ErrorCode::InvalidArgument,
-                  "ensemble bench: unknown option " + a +
-                      " (--model sleep|pde, --group-size, --tasks, --reps, --sigma, --seed, "
-                      "--mean-ms, --step-ms, --state, --cells, --mean-steps, --memory-tasks, "
-                      "--evaluations)");
+                  std::string("ensemble bench: unknown option ") + argv[i] + "; known:" + known);
     }
+    require(i + 1 < argc, "ensemble bench: " + it->first + " needs a value");
+    it->second(argv[++i]);
   }
   require(o.model == "sleep" || o.model == "pde", "ensemble bench: --model is sleep or pde");
   require(o.tasks >= 1 && o.reps >= 1 && o.evaluations >= 1,
@@ -438,17 +428,8 @@ class MemoryWindow {
 
 enum class Mode { Dynamic, Static, Ship, Fused };
 const char* name_of(Mode m) {
-  switch (m) {
-    case Mode::Dynamic:
-      return "dynamic";
-    case Mode::Static:
-      return "static";
-    case Mode::Ship:
-      return "ship";
-    case Mode::Fused:
-      return "fused";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"dynamic", "static", "ship", "fused"};
+  return kNames[static_cast<int>(m)];
 }
 
 // What every mode shares: the tasks, the recording, the communicators of the groups.
@@ -500,8 +481,13 @@ void take_mapping(const std::vector<rwd::ensemble::TaskRecord>& mapping, ModeRun
   }
 }
 
-// The ensemble as built (dynamic or static), with storeall tapes in the groups' RAM.
-ModeRun run_map(const Setup& s, Assign assign, std::int64_t tasks) {
+// One mode's run: a new ensemble and `make(group)`'s runner, options.evaluations gradient
+// evaluations, each timed from a barrier through the forward map and `backward(ens, runner, y,
+// out)` (which leaves this rank's gradient block in out.gradient), then `account(ens, runner,
+// out)` untimed (bytes, mapping; may be collective); the whole inside one memory window.
+template <class Make, class Backward, class Account>
+ModeRun measure(const Setup& s, Assign assign, std::int64_t tasks, Make make, Backward backward,
+                Account account) {
   MemoryWindow memory;
   memory.start();
   ModeRun out;
@@ -510,28 +496,43 @@ ModeRun run_map(const Setup& s, Assign assign, std::int64_t tasks) {
     ec.group_size = s.g;
     ec.assign = assign;
     Ensemble ens(MPI_COMM_WORLD, ec);
-    rwd::ensemble::StepperTasksConfig tc;
-    tc.recording = s.recording;
-    tc.stores = stores_config(ens.group_comm());
-    rwd::ensemble::StepperTasks runner(ens.group_comm(), s.model.factory, tc);
+    auto runner = make(ens.group_comm());
     for (int e = 0; e < s.options.evaluations; ++e) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
-      const rwd::ensemble::Outputs y = ens.forward(tasks, runner);
+      const rwd::ensemble::Outputs y = ens.forward(tasks, *runner);
       const double t1 = MPI_Wtime();
-      std::vector<double> ybar;
-      if (rank_of(MPI_COMM_WORLD) == 0) ybar = cotangents(y.values, 0);
-      out.gradient = ens.backward(ybar, runner);
+      backward(ens, *runner, y, out);
       const double t2 = MPI_Wtime();
       out.timed(e, slowest(t1 - t0), slowest(t2 - t0));
-      const rwd::ensemble::EnsembleReport report = ens.report();
-      out.backward_bytes = report.backward_cotangent_bytes + report.backward_reduction_bytes;
-      take_mapping(report.mapping, out);
+      account(ens, *runner, out);
     }
-    runner.stores().close();
   }
   out.memory = memory.stop();
   return out;
+}
+
+// The ensemble as built (dynamic or static), with storeall tapes in the groups' RAM.
+ModeRun run_map(const Setup& s, Assign assign, std::int64_t tasks) {
+  using Runner = rwd::ensemble::StepperTasks;
+  return measure(
+      s, assign, tasks,
+      [&](MPI_Comm group) {
+        rwd::ensemble::StepperTasksConfig tc;
+        tc.recording = s.recording;
+        tc.stores = stores_config(group);
+        return std::make_unique<Runner>(group, s.model.factory, tc);
+      },
+      [](Ensemble& ens, Runner& runner, const rwd::ensemble::Outputs& y, ModeRun& out) {
+        std::vector<double> ybar;
+        if (rank_of(MPI_COMM_WORLD) == 0) ybar = cotangents(y.values, 0);
+        out.gradient = ens.backward(ybar, runner);
+      },
+      [](Ensemble& ens, Runner&, ModeRun& out) {
+        const rwd::ensemble::EnsembleReport report = ens.report();
+        out.backward_bytes = report.backward_cotangent_bytes + report.backward_reduction_bytes;
+        take_mapping(report.mapping, out);
+      });
 }
 
 // One rank's blocks of a task's tape as it travels: per field (offset, length, global size) of
@@ -760,35 +761,26 @@ std::vector<double> ship_backward(const Setup& s, ShipRunner& runner,
 
 // Ship to root: the forward as dynamic, then ship_backward().
 ModeRun run_ship(const Setup& s, std::int64_t tasks) {
-  MemoryWindow memory;
-  memory.start();
-  ModeRun out;
-  {
-    EnsembleConfig ec;
-    ec.group_size = s.g;
-    Ensemble ens(MPI_COMM_WORLD, ec);
-    ShipRunner runner(ens.group_comm(), s.model.factory, s.recording);
-    for (int e = 0; e < s.options.evaluations; ++e) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t0 = MPI_Wtime();
-      const rwd::ensemble::Outputs y = ens.forward(tasks, runner);
-      const double t1 = MPI_Wtime();
-      std::int64_t sent = 0;
-      const std::vector<double> full = ship_backward(s, runner, ens.mapping(), y, sent);
-      const double t2 = MPI_Wtime();
-      out.timed(e, slowest(t1 - t0), slowest(t2 - t0));
-      out.shipped_bytes = total_over_ranks(sent);
-      // The tapes, and the gradient to every other rank.
-      out.backward_bytes =
-          out.shipped_bytes + static_cast<std::int64_t>(size_of(MPI_COMM_WORLD) - 1) *
-                                  static_cast<std::int64_t>(full.size() * 8);
-      out.gradient.assign(full.begin() + s.block_offset, full.begin() + s.block_offset + s.block);
-      take_mapping(ens.mapping(), out);
-      ens.discard(runner);
-    }
-  }
-  out.memory = memory.stop();
-  return out;
+  return measure(
+      s, Assign::Dynamic, tasks,
+      [&](MPI_Comm group) {
+        return std::make_unique<ShipRunner>(group, s.model.factory, s.recording);
+      },
+      [&](Ensemble& ens, ShipRunner& runner, const rwd::ensemble::Outputs& y, ModeRun& out) {
+        const std::vector<double> full =
+            ship_backward(s, runner, ens.mapping(), y, out.shipped_bytes);
+        out.gradient.assign(full.begin() + s.block_offset, full.begin() + s.block_offset + s.block);
+      },
+      [&](Ensemble& ens, ShipRunner& runner, ModeRun& out) {
+        out.shipped_bytes = total_over_ranks(out.shipped_bytes);
+        // The tapes, and the whole gradient to every other rank.
+        std::int64_t length = 0;
+        MPI_Allreduce(&s.block, &length, 1, MPI_INT64_T, MPI_SUM, s.group);
+        out.backward_bytes =
+            out.shipped_bytes + static_cast<std::int64_t>(size_of(MPI_COMM_WORLD) - 1) * length * 8;
+        take_mapping(ens.mapping(), out);
+        ens.discard(runner);
+      });
 }
 
 // Fused: each task's forward and reverse back to back on the group that claimed it (its cotangent
@@ -820,9 +812,14 @@ class FusedRunner final : public rwd::ensemble::TaskRunner {
   rwd::ensemble::TaskCost cost(std::int64_t) const override { return {}; }
   void discard() noexcept override {}
 
-  ReproducibleSum& sum() { return sum_; }
-  void clear_sum() { sum_ = ReproducibleSum(sum_.length()); }
-  rwd::engine::Stores& stores() { return *stores_; }
+  // The sum of every group's contributions on every rank, and a new sum for the next evaluation.
+  // Collective on `cross` (the ranks with this rank's block).
+  std::vector<double> reduce(MPI_Comm cross) {
+    sum_.allreduce(cross);
+    std::vector<double> g = sum_.result();
+    sum_ = ReproducibleSum(sum_.length());
+    return g;
+  }
 
  private:
   MPI_Comm group_;
@@ -833,34 +830,21 @@ class FusedRunner final : public rwd::ensemble::TaskRunner {
 };
 
 ModeRun run_fused(const Setup& s, std::int64_t tasks) {
-  MemoryWindow memory;
-  memory.start();
-  ModeRun out;
-  {
-    EnsembleConfig ec;
-    ec.group_size = s.g;
-    Ensemble ens(MPI_COMM_WORLD, ec);
-    FusedRunner runner(ens.group_comm(), s.model.factory, s.recording,
-                       static_cast<std::size_t>(s.block));
-    for (int e = 0; e < s.options.evaluations; ++e) {
-      runner.clear_sum();
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t0 = MPI_Wtime();
-      ens.forward(tasks, runner);
-      const double t1 = MPI_Wtime();
-      runner.sum().allreduce(s.cross);
-      out.gradient = runner.sum().result();
-      const double t2 = MPI_Wtime();
-      out.timed(e, slowest(t1 - t0), slowest(t2 - t0));
-      // As the ensemble counts its reduction: each rank hands 32 bytes an entry to the allreduce.
-      out.backward_bytes = s.groups > 1 ? total_over_ranks(32 * s.block) : 0;
-      take_mapping(ens.mapping(), out);
-      ens.discard(runner);
-    }
-    runner.stores().close();
-  }
-  out.memory = memory.stop();
-  return out;
+  return measure(
+      s, Assign::Dynamic, tasks,
+      [&](MPI_Comm group) {
+        return std::make_unique<FusedRunner>(group, s.model.factory, s.recording,
+                                             static_cast<std::size_t>(s.block));
+      },
+      [&](Ensemble&, FusedRunner& runner, const rwd::ensemble::Outputs&, ModeRun& out) {
+        out.gradient = runner.reduce(s.cross);
+      },
+      [&](Ensemble& ens, FusedRunner& runner, ModeRun& out) {
+        // As the ensemble counts its reduction: each rank hands 32 bytes an entry to the allreduce.
+        out.backward_bytes = s.groups > 1 ? total_over_ranks(32 * s.block) : 0;
+        take_mapping(ens.mapping(), out);
+        ens.discard(runner);
+      });
 }
 
 ModeRun run(const Setup& s, Mode mode, std::int64_t tasks) {
@@ -940,6 +924,22 @@ double ideal(Mode mode, const std::vector<double>& fwd, const std::vector<double
     }
   }
   return 0.0;
+}
+
+// Dynamic assignment without overhead if tasks were claimed longest first (LPT), as a cost hint
+// would allow; the ensemble claims them in task order.
+double ideal_longest_first(const std::vector<double>& fwd, const std::vector<double>& bwd,
+                           int groups) {
+  std::vector<std::size_t> order(fwd.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return fwd[a] > fwd[b]; });
+  std::vector<double> sorted;
+  for (std::size_t k : order) sorted.push_back(fwd[k]);
+  const std::vector<int> picked = greedy(sorted, groups);
+  std::vector<int> group_of(fwd.size());
+  for (std::size_t i = 0; i < order.size(); ++i) group_of[order[i]] = picked[i];
+  return busiest(fwd, group_of, groups) + busiest(bwd, group_of, groups);
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
@@ -1039,6 +1039,7 @@ struct Results {
   std::map<Mode, ModeSummary> modes;
   std::vector<double> bound_list, bound_lower, dynamic_backward;
   std::map<Mode, std::vector<double>> ideal;
+  std::vector<double> ideal_lpt;
   std::vector<MemoryPoint> memory;
   ReductionTimes reduction;
 };
@@ -1051,7 +1052,7 @@ void print_tables(const Setup& s, const Results& res) {
       bl, bw);
   std::printf("without overhead (the same task times):");
   for (Mode mode : kModes) std::printf(" %s %.3f s", name_of(mode), median(res.ideal.at(mode)));
-  std::printf("\n");
+  std::printf("; dynamic claiming longest first %.3f s\n", median(res.ideal_lpt));
   if (s.model.planned_times) {
     std::vector<double> planned;
     for (const auto& t : s.model.plan) planned.push_back(t.seconds);
@@ -1063,7 +1064,7 @@ void print_tables(const Setup& s, const Results& res) {
     for (Mode mode : kModes) {
       std::printf(" %s %.3f s", name_of(mode), ideal(mode, planned, planned, s.groups, s.g));
     }
-    std::printf("\n");
+    std::printf("; longest first %.3f s\n", ideal_longest_first(planned, planned, s.groups));
   }
   std::printf(
       "\n| mode | makespan s | min-max s | forward s | backward s | / LS bound | / lower "
@@ -1233,6 +1234,7 @@ int bench(const Options& o) {
     res.bound_list.push_back(b.list);
     res.bound_lower.push_back(b.lower);
     res.dynamic_backward.push_back(dyn.total - dyn.forward);
+    res.ideal_lpt.push_back(ideal_longest_first(dyn.task_forward, dyn.task_backward, s.groups));
     if (reference.empty()) reference = dyn.gradient;
     for (Mode mode : kModes) {
       const double best = ideal(mode, dyn.task_forward, dyn.task_backward, s.groups, s.g);
@@ -1296,7 +1298,7 @@ int main(int argc, char** argv) {
   try {
     rc = bench(parse(argc, argv));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ensemble bench: %s\n", e.what());
+    std::fprintf(stderr, "%s\n", e.what());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();
