@@ -207,8 +207,8 @@ double output_weight(int r, std::int64_t j) {
 
 // x' = x - dt p x^2 entry by entry, then a sleep: a task whose cost is a planned wall time, with
 // a nonlinear step so the adjoint needs the pullback data (x before the step). Each rank owns a
-// contiguous block of the N entries; its sleep is the task's step time times its share of a
-// group's block (a rank that holds a whole group's entries sleeps g times as long).
+// contiguous block of the N entries. The factory sets the sleep: the task's step time on a group
+// of g ranks, times g / the ranks it runs on (rank 0 alone in ship sleeps g times as long).
 class SleepStepper final : public rwd::engine::Stepper {
  public:
   static constexpr int kOutputs = 4;
