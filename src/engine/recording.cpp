@@ -73,34 +73,50 @@ std::uint64_t hash_value(const T& v) {
   return hash_bytes(&v, sizeof v);
 }
 
-// The settings every rank must pass alike, each with its name for the message.
-std::vector<std::pair<std::string, std::uint64_t>> setting_hashes(const RecordingConfig& c) {
+// The settings every rank must pass alike, each with its name for the message: the
+// recording's, and its stores' when it has them.
+std::vector<std::pair<std::string, std::uint64_t>> setting_hashes(const RecordingConfig& c,
+                                                                  const StoresConfig* st) {
   const auto& p = c.params;
   const SettingNames& n = c.names;
   std::uint64_t costs = hash_value(p.step_cost.size());
   for (double v : p.step_cost) costs = hash_bytes(&v, sizeof v, costs);
   for (double v : p.state_bytes) costs = hash_bytes(&v, sizeof v, costs);
-  return {{n.schedule, hash_bytes(c.schedule.data(), c.schedule.size())},
-          {n.steps, hash_value(p.steps)},
-          {n.ram, hash_value(p.ram)},
-          {n.disk, hash_value(p.disk)},
-          {"the disk write cost", hash_value(p.write_cost)},
-          {"the disk read cost", hash_value(p.read_cost)},
-          {"the period", hash_value(p.period)},
-          {n.ram_bytes, hash_value(c.ram_bytes)},
-          {"the slot size", hash_value(c.slot_size)},
-          {n.no_pullback, hash_value(c.pullback_checkpoints)},
-          {"RecordingConfig::max_steps", hash_value(c.max_steps)},
-          {"RecordingConfig::verify", hash_value(c.verify)},
-          {"the step costs and sizes", costs}};
+  std::vector<std::pair<std::string, std::uint64_t>> out = {
+      {n.schedule, hash_bytes(c.schedule.data(), c.schedule.size())},
+      {n.steps, hash_value(p.steps)},
+      {n.ram, hash_value(p.ram)},
+      {n.disk, hash_value(p.disk)},
+      {"the disk write cost", hash_value(p.write_cost)},
+      {"the disk read cost", hash_value(p.read_cost)},
+      {"the period", hash_value(p.period)},
+      {n.ram_bytes, hash_value(c.ram_bytes)},
+      {"the slot size", hash_value(c.slot_size)},
+      {n.no_pullback, hash_value(c.pullback_checkpoints)},
+      {"RecordingConfig::max_steps", hash_value(c.max_steps)},
+      {"RecordingConfig::verify", hash_value(c.verify)},
+      {"the step costs and sizes", costs}};
+  if (st) {
+    const auto text = [](const std::string& v) { return hash_bytes(v.data(), v.size()); };
+    out.insert(out.end(), {{"StoresConfig::ram", hash_value(st->ram)},
+                           {"StoresConfig::ram_bytes", hash_value(st->ram_bytes)},
+                           {"StoresConfig::disk", hash_value(st->disk)},
+                           {"StoreConfig::directory", text(st->store.directory)},
+                           {"StoreConfig::label", text(st->store.label)},
+                           {"StoreConfig::keep_files", hash_value(st->store.keep_files)},
+                           {"StoreConfig::async_io", hash_value(st->store.async_io)},
+                           {"StoresConfig::ram_store", text(st->ram_store)},
+                           {"StoresConfig::disk_store", text(st->disk_store)}});
+  }
+  return out;
 }
 
 // The sizes every rank plans with (each kind's largest over the ranks), agreed in the same
 // allreduce that checks the ranks passed the same settings.
 CheckpointSizes agreed_sizes(Stepper& stepper, tape::RestartSets& sets, MPI_Comm comm,
-                             const RecordingConfig& config) {
+                             const RecordingConfig& config, const StoresConfig* stores) {
   const std::vector<Field> state = stepper.state();
-  const auto settings = setting_hashes(config);
+  const auto settings = setting_hashes(config, stores);
   std::vector<std::uint64_t> local = {
       static_cast<std::uint64_t>(bytes_of(select(state, sets.written()))),
       static_cast<std::uint64_t>(bytes_of(stepper.pullback())),
@@ -194,7 +210,7 @@ Claim claim_of(const Plan& plan) {
 
 Plan plan_for(Stepper& stepper, MPI_Comm comm, const RecordingConfig& config) {
   tape::RestartSets sets = restart_sets(stepper, config);
-  return plan_recording(config, agreed_sizes(stepper, sets, comm, config));
+  return plan_recording(config, agreed_sizes(stepper, sets, comm, config, nullptr));
 }
 
 struct Recording::Impl {
@@ -207,13 +223,14 @@ struct Recording::Impl {
             tape::Horizon{c.params.steps, c.max_steps, 64}) {
     require(stores != nullptr, "recording: the stores are null");
     stores->collect();
-    sizes = agreed_sizes(stepper(), sets, stores->comm(), config);
+    sizes = agreed_sizes(stepper(), sets, stores->comm(), config, &stores->config());
     plan = plan_recording(config, sizes);
     sched = schedule::make_schedule(plan.schedule, plan.params);
     steps = plan.params.steps;
     run = stores->next_run_id();
     stats.schedule = plan.schedule;
     stores->claim(run, full_claim());
+    take_stepper();
     overlap_at_start = stores->io_overlap_seconds();
     check = detail::ReplayCheck(storage::comm_rank(stores->comm()));
     remember(0);
@@ -228,6 +245,32 @@ struct Recording::Impl {
       drop();
       throw;
     }
+  }
+
+  // ---- the stepper's buffers -----------------------------------------------------------
+  void take_stepper() {
+    stores->occupy(stepper_ptr, run, [this] { evicted(); });
+  }
+  void release_stepper() noexcept { stores->vacate(stepper_ptr, run); }
+
+  // Another recording took the stepper over while this one still needed its buffers.
+  void evicted() {
+    if (phase == Phase::Recorded && !work_lost && can_rebuild()) {
+      work_lost = true;  // the reverse rebuilds x_n, checked against the first sweep
+      position.reset();
+    } else if (phase == Phase::Recorded || phase == Phase::Recording || phase == Phase::Reversing) {
+      overwritten = true;
+    }
+  }
+
+  void require_buffers(const char* call) const {
+    if (!overwritten) return;
+    throw Error(ErrorCode::InvalidArgument,
+                std::string("recording ") + std::to_string(run) + ": " + call +
+                    ": another recording used this recording's stepper while it was '" +
+                    to_string(phase) +
+                    "' and its working state could not be rebuilt; park() a recording before "
+                    "making or reversing another on the same stepper");
   }
 
   // ---- the replay check -------------------------------------------------------------
@@ -340,6 +383,7 @@ struct Recording::Impl {
       }
     }
     stores->release(run);
+    release_stepper();
   }
 
   // The restart data of x_b as a checkpoint written now holds it.
@@ -498,6 +542,16 @@ struct Recording::Impl {
 
   void forward_step_done(Step i, bool last) {
     require_phase(Phase::Recording, "forward_step_done()");
+    require_buffers("forward_step_done()");
+    if (config.max_steps > 0 && i + 1 > config.max_steps) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "recording: step " + std::to_string(i) +
+                      " was taken, but RecordingConfig::"
+                      "max_steps says the run cannot pass " +
+                      std::to_string(config.max_steps) +
+                      " steps (its restart sets were computed for that bound); raise max_steps or "
+                      "leave it 0");
+    }
     if (!forward || position != i) {
       throw Error(ErrorCode::InvalidArgument,
                   "schedule '" + plan.schedule + "' was planned for " + std::to_string(steps) +
@@ -596,6 +650,12 @@ struct Recording::Impl {
 
   void park() {
     require_phase(Phase::Recorded, "park()");
+    require_buffers("park()");
+    if (work_lost) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "recording: park() after lose_work(): the stepper no longer holds x_n (the "
+                  "reverse rebuilds it; a recording with lost work needs no parking)");
+    }
     if (position != steps) broken("parks with the working state not at x_n");
     const auto [claim, where] = park_plan();
     stores->claim(run, claim);  // a refused park leaves the recording as it was
@@ -612,6 +672,7 @@ struct Recording::Impl {
     phase = Phase::Parked;
     ++stats.parks;
     stores->claim(run, held_claim());
+    release_stepper();
   }
 
   void unpark() {
@@ -659,6 +720,7 @@ struct Recording::Impl {
     require_phase(Phase::Recorded, "lose_work()");
     work_lost = true;
     position.reset();
+    release_stepper();
   }
 
   // Recomputes the end of the first sweep from the last restart checkpoint held: the state x_n
@@ -813,7 +875,9 @@ struct Recording::Impl {
                                                           "is '") +
                                                   to_string(phase) + "'");
     }
+    require_buffers("the reverse sweep");
     stores->collect();
+    take_stepper();
     if (phase == Phase::Parked) {
       unpark();
     } else if (!thinned) {
@@ -843,6 +907,7 @@ struct Recording::Impl {
 
   void prepare_adjoint(Step i) {
     if (phase != Phase::Reversing) begin_reverse();
+    require_buffers("prepare_adjoint()");
     if (i != next_adjoint()) {
       throw Error(ErrorCode::InvalidArgument, "the adjoint of step " + std::to_string(i) +
                                                   " was requested, but step " +
@@ -916,6 +981,7 @@ struct Recording::Impl {
     }
     phase = Phase::Done;
     stores->release(run);
+    release_stepper();
     stats.io_overlap_seconds = stores->io_overlap_seconds() - overlap_at_start;
     stats.verify_seconds = check.seconds();
     stats.total_seconds = seconds_since(started);
@@ -957,6 +1023,7 @@ struct Recording::Impl {
   bool end_forward_seen = false;
   bool work_lost = false;      // the host's buffers no longer hold x_n (lose_work())
   bool thinned = false;        // thin() was called and the reverse has not planned again
+  bool overwritten = false;    // another recording took the stepper before this one parked
   bool tail_kept = false;      // thin() kept step n-1's pullback data
   bool final_dropped = false;  // thin(false) dropped the final state
   Step base = 0;               // thin() kept the restart checkpoint of x_base
@@ -1033,6 +1100,7 @@ void Recording::spill() {
 }
 void Recording::attach(Stepper& stepper) {
   impl_->require_phase(Phase::Parked, "attach()");
+  impl_->release_stepper();
   impl_->stepper_ptr = &stepper;
 }
 Claim Recording::park_claim() const {

@@ -92,6 +92,21 @@ void Stores::claim(std::int64_t run, const Claim& c) {
   claims_[run] = c;
 }
 
+void Stores::occupy(const void* stepper, std::int64_t run, std::function<void()> evicted) {
+  auto it = occupants_.find(stepper);
+  if (it != occupants_.end() && it->second.run != run) {
+    Occupant previous = std::move(it->second);
+    occupants_.erase(it);
+    if (previous.evicted) previous.evicted();
+  }
+  occupants_[stepper] = Occupant{run, std::move(evicted)};
+}
+
+void Stores::vacate(const void* stepper, std::int64_t run) noexcept {
+  auto it = occupants_.find(stepper);
+  if (it != occupants_.end() && it->second.run == run) occupants_.erase(it);
+}
+
 Claim Stores::available(std::int64_t run) const {
   const Claim others = others_of(claims_, run);
   Claim free;

@@ -3,8 +3,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <fstream>
 #include <numeric>
 #include <optional>
+#include <string>
 
 #include "agreement.hpp"
 #include "groups.hpp"
@@ -79,7 +81,19 @@ std::vector<double> allgather(MPI_Comm comm, const std::vector<double>& mine) {
   return all;
 }
 
+// The process's resident-memory peak (Linux VmHWM), started again at each forward pass
+// ("5" to /proc/self/clear_refs resets only that peak); where /proc is not there, the peak since
+// the process started.
+void reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  if (clear) clear << "5";
+}
+
 std::int64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // kB
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
@@ -202,6 +216,7 @@ struct Ensemble::Impl {
             "backward() or discard() first");
     require(tasks >= 0, "ensemble: the task count must be >= 0, got " + std::to_string(tasks));
     mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (forward start)");
+    reset_peak_rss();
     const double t0 = MPI_Wtime();
     detail::TaskQueue queue(groups, config.assign, tasks);
     std::vector<Entry> local;
@@ -374,9 +389,12 @@ struct Ensemble::Impl {
     report.mapping = mapping;
     report.backward_seconds = slowest(MPI_Wtime() - t0);
     report.backward_cotangent_bytes = cotangent_bytes;
-    // Each rank hands its accumulator (4 words an entry) to the reduction over the G groups.
-    report.backward_reduction_bytes =
-        G > 1 ? static_cast<std::int64_t>(groups.world_size()) * length * 32 : 0;
+    // Each rank hands its accumulator (4 words an entry of its block) to the reduction over the
+    // G groups; the blocks differ in length between a group's ranks, so sum over every rank.
+    long long handed = G > 1 ? length * 32 : 0, all_handed = 0;
+    mpi_check(MPI_Allreduce(&handed, &all_handed, 1, MPI_LONG_LONG, MPI_SUM, groups.world()),
+              "MPI_Allreduce (reduction bytes)");
+    report.backward_reduction_bytes = all_handed;
     gather_peak_memory();
     mine.clear();
     return gradient;

@@ -111,6 +111,10 @@ const char* dirname(TSTrajectory tj) {
 bool keep_files(TSTrajectory tj) {
   return tj->keepfiles == PETSC_TRUE;
 }
+
+void set_keep_files(TSTrajectory tj, bool keep) {
+  tj->keepfiles = keep ? PETSC_TRUE : PETSC_FALSE;
+}
 bool solution_only(TSTrajectory tj) {
   return tj->solution_only == PETSC_TRUE;
 }

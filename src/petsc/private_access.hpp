@@ -80,6 +80,9 @@ void set_data(TSTrajectory tj, void* data);
 /// -ts_trajectory_dirname, or null.
 const char* dirname(TSTrajectory tj);
 bool keep_files(TSTrajectory tj);
+/// Tells TSTrajectoryDestroy to leave -ts_trajectory_dirname alone (it removes the whole tree
+/// otherwise, whoever made it).
+void set_keep_files(TSTrajectory tj, bool keep);
 bool solution_only(TSTrajectory tj);
 /// The trajectory serves TSAdjointSolve (not TSGetSolutionAtTime and the like).
 bool adjoint_mode(TSTrajectory tj);

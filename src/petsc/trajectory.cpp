@@ -3,6 +3,9 @@
 // solve's recording), options.cpp, run_config.cpp, view.cpp and ts_stepper.cpp.
 #include "rewind/petsc/trajectory.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include "log_events.hpp"
 #include "private_access.hpp"
 #include "rewind/error.hpp"
@@ -67,10 +70,26 @@ PetscErrorCode reset_op(TSTrajectory tj) {
   PetscFunctionReturn(0);
 }
 
+// Never delete what rewind did not create: PETSc's TSTrajectoryDestroy removes the whole
+// -ts_trajectory_dirname tree after this unless files are kept. rewind's checkpoint files are
+// gone by now (its stores remove them when they close, unless kept); the directory goes only if
+// rewind made it and it is empty. Then PETSc is told to keep the rest.
 PetscErrorCode destroy_op(TSTrajectory tj) {
   PetscFunctionBegin;
-  delete static_cast<Trajectory*>(detail::data(tj));
+  auto* t = static_cast<Trajectory*>(detail::data(tj));
+  const bool made_dir = t && t->made_dir;
+  delete t;
   detail::set_data(tj, nullptr);
+  const char* dir = detail::dirname(tj);
+  if (dir && !detail::keep_files(tj)) {
+    PetscMPIInt rank = 0;
+    PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)tj), &rank));
+    if (rank == 0 && made_dir) {
+      std::error_code ec;  // not empty, or gone: left as it is
+      if (std::filesystem::is_empty(dir, ec) && !ec) std::filesystem::remove(dir, ec);
+    }
+    detail::set_keep_files(tj, true);
+  }
   PetscFunctionReturn(0);
 }
 
@@ -92,10 +111,16 @@ PetscErrorCode setup_op(TSTrajectory tj, TS) {
     if (rank == 0) {
       PetscCall(PetscTestDirectory(dir, 'w', &exists));
       if (!exists) {
-        PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-        const PetscErrorCode ierr = PetscMkdir(dir);
-        PetscCall(PetscPopErrorHandler());
-        if (!ierr) PetscCall(PetscTestDirectory(dir, 'w', &exists));
+        std::error_code ec;
+        if (!std::filesystem::exists(dir, ec)) {
+          PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+          const PetscErrorCode ierr = PetscMkdir(dir);
+          PetscCall(PetscPopErrorHandler());
+          if (!ierr) {
+            PetscCall(PetscTestDirectory(dir, 'w', &exists));
+            trajectory(tj).made_dir = exists == PETSC_TRUE;
+          }
+        }
       }
     }
     PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));

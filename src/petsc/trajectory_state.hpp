@@ -13,7 +13,8 @@ namespace rwd::petsc {
 struct Trajectory {
   Carry carry;
   std::unique_ptr<SolveRun> run;
-  TS ts = nullptr;  // whose adapter is wrapped
+  TS ts = nullptr;        // whose adapter is wrapped
+  bool made_dir = false;  // rewind created -ts_trajectory_dirname (so it may remove it, empty)
   ~Trajectory();
   /// Completes the current run if its reverse sweep is over (see SolveRun::finish).
   void finish();

@@ -509,3 +509,108 @@ TEST(ReplayCheck, RebuildUnderAChangedModelIsAnError) {
 
 }  // namespace
 }  // namespace rwd::testing
+
+namespace rwd::testing {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// An online run told it cannot pass max_steps (its restart sets were computed for that bound)
+// that does is an error, not a gradient from restart sets that miss a variable.
+TEST(Recording, RunPastMaxStepsIsAnError) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Leapfrog lf(ring, 0.005);
+  EngineConfig c = config("online", 3, 0);
+  c.params.steps = 0;
+  c.max_steps = 10;
+  lf.stop_at = 15;
+  auto stores = std::make_shared<Stores>(stores_config("max-steps"));
+  lf.reset(0.0);
+  Recording r(lf, stores, c);
+  const std::string what = error_of([&] { r.record(); });
+  EXPECT_TRUE(
+      all_ranks(what.find("max_steps says the run cannot pass 10 steps") != std::string::npos))
+      << what;
+}
+
+// Stores whose capacity or directory differ between ranks are refused by name on every rank
+// when the first recording is made (they would hang or split the file otherwise).
+TEST(SharedStores, SettingsThatDifferBetweenRanksAreRefusedByName) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) GTEST_SKIP() << "needs 2 ranks";
+  Lorenz96Rk4 l96(ring, 0.01);
+  for (const auto& [field, change] :
+       std::vector<std::pair<std::string, std::function<void(StoresConfig&)>>>{
+           {"StoresConfig::ram", [&](StoresConfig& s) { s.ram = 10 + rank; }},
+           {"StoresConfig::disk", [&](StoresConfig& s) { s.disk = rank == 0 ? 4 : 5; }},
+           {"StoreConfig::directory",
+            [&](StoresConfig& s) { s.store.directory += rank == 0 ? "/a" : "/b"; }},
+           {"StoreConfig::async_io", [&](StoresConfig& s) { s.store.async_io = rank == 0; }}}) {
+    StoresConfig sc = stores_config("differ");
+    change(sc);
+    auto stores = std::make_shared<Stores>(sc);
+    l96.reset(0.0);
+    const std::string what = error_of([&] { Recording r(l96, stores, config("revolve", 3, 0)); });
+    EXPECT_TRUE(all_ranks(what.find(field + " differs between ranks") != std::string::npos))
+        << field << ": " << what;
+  }
+}
+
+// A recorded (not parked) recording whose stepper another recording takes over rebuilds its
+// final state from its checkpoints when it is reversed (checked against its first sweep), and
+// its gradient is its task's alone (had the other run changed a field no checkpoint holds, the
+// replay check would stop it: ReplayCheck.RebuildUnderAChangedModelIsAnError); one whose
+// schedule kept nothing to rebuild from refuses to reverse and says to park first.
+TEST(Recording, AnotherRunOnTheSameStepperNeverLeavesAWrongGradient) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 dd(ring, 0.01);
+  const EngineConfig c = config("revolve", 4, 0);
+  const std::vector<double> ga = alone(dd, 0.0, c);
+  // B starts where A's fifth step ended (same forcing, another state).
+  const auto start_b = [&] {
+    dd.reset(0.0);
+    dd.run_forward(5);
+  };
+  start_b();
+  Engine alone_b(dd, c);
+  alone_b.run();
+  const std::vector<double> gb = dd.gradient();
+  auto stores = std::make_shared<Stores>(stores_config("evict"));
+  dd.reset(0.0);
+  Recording a(dd, stores, c);
+  a.record();  // not parked
+  start_b();
+  Recording b(dd, stores, c);  // takes the stepper over
+  b.record();
+  b.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(dd.gradient(), gb)));
+  const engine::RunStats sa = a.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(dd.gradient(), ga)));
+  EXPECT_GT(sa.rebuilt_steps, 0);
+
+  EngineConfig all = config("storeall", kSteps, 0);  // no restart checkpoint to rebuild from
+  all.slot_size = engine::SlotSize::Any;
+  dd.reset(0.0);
+  Recording s(dd, stores, all);
+  s.record();
+  dd.reset(0.01);
+  Recording t(dd, stores, all);
+  const std::string what = error_of([&] { s.reverse(); });
+  EXPECT_TRUE(all_ranks(what.find("park() a recording before making or reversing another") !=
+                        std::string::npos))
+      << what;
+  stores->close();
+}
+
+}  // namespace
+}  // namespace rwd::testing

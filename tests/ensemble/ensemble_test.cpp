@@ -193,6 +193,15 @@ TEST_P(EnsembleMap, GradientIsBitwiseTheSerialLoopWhateverTheGroups) {
       ASSERT_EQ(r.y.offsets.size(), static_cast<std::size_t>(tasks + 1));
       EXPECT_EQ(r.y.values.size(), static_cast<std::size_t>(3 * tasks));
       EXPECT_EQ(r.report.mapping.size(), static_cast<std::size_t>(tasks));
+      // The report is the same on every rank: the reduction hands 4 words of each rank's
+      // gradient block to MPI when there is more than one group.
+      int size = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      long long mine = static_cast<long long>(r.gradient.size()) * 32, handed = 0;
+      MPI_Allreduce(&mine, &handed, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_EQ(r.report.backward_reduction_bytes, size / g > 1 ? handed : 0)
+          << "g=" << g << " tasks=" << tasks;
+      EXPECT_EQ(r.report.peak_rss_bytes.size(), static_cast<std::size_t>(size));
       for (const auto& m : r.report.mapping) {
         EXPECT_GE(m.group, 0);
         EXPECT_EQ(m.cost.steps, 12 + 5 * (m.task % 5));

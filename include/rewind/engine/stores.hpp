@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -90,6 +91,14 @@ class Stores {
   /// Marks the stores failed: a disk file is then never kept. Rank-local.
   void abandon() noexcept;
 
+  /// Which recording's working state a stepper's buffers hold. A recording takes `stepper` over
+  /// (it is made on it, or reversed on it); the recording that held it before and had not
+  /// parked is told through its `evicted` callback, so it never reverses from buffers another
+  /// run overwrote. Rank-local.
+  void occupy(const void* stepper, std::int64_t run, std::function<void()> evicted);
+  /// Run `run` no longer needs `stepper`'s buffers (it parked, finished or was destroyed).
+  void vacate(const void* stepper, std::int64_t run) noexcept;
+
   /// Seconds of disk I/O that ran while the caller computed, since the stores were made (every
   /// recording's). Rank-local.
   double io_overlap_seconds() const;
@@ -102,6 +111,11 @@ class Stores {
   std::unique_ptr<storage::Store> disk_;
   std::int64_t last_run_ = 0;
   std::map<std::int64_t, Claim> claims_;
+  struct Occupant {
+    std::int64_t run = 0;
+    std::function<void()> evicted;
+  };
+  std::map<const void*, Occupant> occupants_;
   std::vector<storage::Key> discarded_;
   double closed_overlap_ = 0.0;  // overlap of disk stores closed before
 };

@@ -84,8 +84,10 @@ struct EnsembleReport {
   /// (scatter to the groups and broadcast within them) and the gradient reduction.
   std::int64_t backward_cotangent_bytes = 0;
   std::int64_t backward_reduction_bytes = 0;
-  std::vector<std::int64_t> peak_rss_bytes;  ///< per rank of the communicator
-  std::vector<TaskRecord> mapping;           ///< in task order
+  /// Per rank of the communicator: its process's resident-memory peak since the last forward
+  /// pass began (Linux VmHWM, reset then; elsewhere the peak since the process started).
+  std::vector<std::int64_t> peak_rss_bytes;
+  std::vector<TaskRecord> mapping;  ///< in task order
   /// One JSON object (the mapping, the times, the bytes, the memory).
   std::string json() const;
 };
