@@ -127,6 +127,8 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
 
   // RAM slots: for restart checkpoints, and for schedules that keep pullback data, which a
   // byte budget (or restart-sized slots) holds fewer of when it is larger.
+  // A byte budget with no slot count (params.ram = 0): the bytes alone decide.
+  if (config.ram_bytes > 0 && p.ram == 0) p.ram = std::int64_t{1} << 40;
   std::int64_t restart_slots = p.ram;
   const std::int64_t largest = std::max(sizes.restart, sizes.pullback);
   std::optional<std::int64_t> pullback_slots;

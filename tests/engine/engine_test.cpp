@@ -279,6 +279,12 @@ TEST(Engine, AutoPricesPullbackDataByItsSize) {
   const auto [g, stats] = adjoint(l96, bytes);
   EXPECT_LE(stats.ram.peak_bytes, 6 * state);
   EXPECT_EQ(stats.ram.peak, 6);
+  // A byte budget alone (no slot count) decides the slots, and gives the same gradient.
+  EngineConfig only_bytes = bytes;
+  only_bytes.params.ram = 0;
+  const auto [g2, stats2] = adjoint(l96, only_bytes);
+  EXPECT_EQ(stats2.ram.peak, 6);
+  EXPECT_TRUE(all_ranks(bitwise_equal(g2, g)));
 }
 
 // Settings that differ between ranks would plan different schedules and hang; they are refused

@@ -10,6 +10,7 @@
 #include "rewind/engine/stats.hpp"
 #include "rewind/engine/stepper.hpp"
 #include "rewind/engine/stores.hpp"
+#include "rewind/error.hpp"
 
 namespace rwd::engine {
 
@@ -24,8 +25,10 @@ struct EngineConfig : RecordingConfig {
 /// calls run() together with the same configuration.
 class Engine {
  public:
-  /// Checks the configuration and plans the run (throws Error(InvalidArgument) naming what to
-  /// change); the stepper must hold x_0. Collective.
+  /// Checks the configuration and plans the run: throws Error(InvalidArgument) naming the
+  /// setting to change. A plan with disk slots opens the checkpoint file now (in
+  /// config.store.directory), so a directory that cannot take it is an Error(Io) here rather
+  /// than in the middle of run(). The stepper must hold x_0. Collective.
   Engine(Stepper& stepper, EngineConfig config);
   ~Engine();
   Engine(const Engine&) = delete;

@@ -49,7 +49,8 @@ struct RecordingConfig {
   /// so), ram and disk slots (the slot holding x_0 included; disk may be kUnlimited), disk
   /// write and read costs in forward steps, period.
   schedule::ScheduleParams params;
-  /// > 0: a RAM budget in bytes (this rank's checkpoints); it caps params.ram.
+  /// > 0: a RAM budget in bytes (this rank's checkpoints); it caps params.ram, and alone decides
+  /// the RAM slots when params.ram is 0.
   double ram_bytes = 0.0;
   SlotSize slot_size = SlotSize::Restart;
   /// Schedules may keep pullback data in RAM or on disk (PETSc: not -ts_trajectory_solution_only).

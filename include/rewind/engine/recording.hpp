@@ -14,6 +14,7 @@
 #include "rewind/engine/stats.hpp"
 #include "rewind/engine/stepper.hpp"
 #include "rewind/engine/stores.hpp"
+#include "rewind/error.hpp"
 
 namespace rwd::engine {
 
