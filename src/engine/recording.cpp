@@ -247,6 +247,22 @@ struct Recording::Impl {
     }
   }
 
+  // An online run's end, agreed: every rank must say the same (a rank that stopped alone would
+  // leave the others waiting in the next collective call).
+  bool finished_everywhere(Step i) {
+    const int mine = stepper().finished(i) ? 1 : 0;
+    int answers[2] = {mine, -mine}, extremes[2] = {0, 0};
+    storage::mpi_check(MPI_Allreduce(answers, extremes, 2, MPI_INT, MPI_MAX, stores->comm()),
+                       "MPI_Allreduce (Stepper::finished)");
+    if (extremes[0] != -extremes[1]) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "Stepper::finished(" + std::to_string(i) +
+                      ") answered differently on different ranks; every rank must give the same "
+                      "answer (decide it from values every rank shares)");
+    }
+    return mine == 1;
+  }
+
   // ---- the stepper's buffers -----------------------------------------------------------
   void take_stepper() {
     stores->occupy(stepper_ptr, run, [this] { evicted(); });
@@ -1067,7 +1083,7 @@ void Recording::record() {
     const auto t0 = Clock::now();
     s.stepper().forward(i, StepContext{.record = s.record_wanted(i), .recompute = false});
     s.stats.forward_seconds += seconds_since(t0);
-    const bool last = planned > 0 ? i + 1 == planned : s.stepper().finished(i + 1);
+    const bool last = planned > 0 ? i + 1 == planned : s.finished_everywhere(i + 1);
     s.forward_step_done(i, last);
     ++i;
     if (last) break;

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <tuple>
@@ -20,10 +21,35 @@ engine::SettingNames option_names() {
   return n;
 }
 
+namespace {
+
+// PETSc reads an integer option with atoll and a cast to PetscInt, so 4294967295 silently
+// becomes -1 (here: unlimited). The text of each integer option is checked first.
+PetscErrorCode check_integer_text(PetscOptionItems* items, const char* name, MPI_Comm comm) {
+  char text[256];
+  PetscBool set = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(items->options, items->prefix, name, text, sizeof text, &set));
+  if (!set) PetscFunctionReturn(0);
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  PetscCheck(end != text && *end == '\0' && errno == 0 && v >= PETSC_MIN_INT && v <= PETSC_MAX_INT,
+             comm, PETSC_ERR_ARG_OUTOFRANGE, "%s must be a whole number between %d and %d, got %s",
+             name, (int)PETSC_MIN_INT, (int)PETSC_MAX_INT, text);
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
 PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MPI_Comm comm) {
   char schedule[256];
   PetscBool flg = PETSC_FALSE;
   PetscFunctionBegin;
+  for (const char* name : {"-ts_trajectory_max_cps_ram", "-ts_trajectory_max_cps_disk",
+                           "-ts_trajectory_rewind_steps"}) {
+    PetscCall(check_integer_text(PetscOptionsObject, name, comm));
+  }
   PetscOptionsHeadBegin(PetscOptionsObject, "rewind trajectory options (adjoint checkpointing)");
   PetscCall(PetscOptionsInt(
       "-ts_trajectory_max_cps_ram", "Checkpoints in RAM (default: store every step)",

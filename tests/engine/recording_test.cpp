@@ -540,6 +540,27 @@ TEST(Recording, RunPastMaxStepsIsAnError) {
       << what;
 }
 
+// An online run whose stepper says it finished on one rank and not on another stops with an
+// error on every rank instead of leaving ranks in different collectives.
+TEST(Recording, FinishedThatDiffersBetweenRanksIsAnError) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) GTEST_SKIP() << "needs 2 ranks";
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  EngineConfig c = config("online", 3, 0);
+  c.params.steps = 0;
+  l96.stop_at = rank == 0 ? 10 : 12;
+  auto stores = std::make_shared<Stores>(stores_config("finished"));
+  l96.reset(0.0);
+  Recording r(l96, stores, c);
+  const std::string what = error_of([&] { r.record(); });
+  EXPECT_TRUE(
+      all_ranks(what.find("Stepper::finished(10) answered differently") != std::string::npos))
+      << what;
+}
+
 // Stores whose capacity or directory differ between ranks are refused by name on every rank
 // when the first recording is made (they would hang or split the file otherwise).
 TEST(SharedStores, SettingsThatDifferBetweenRanksAreRefusedByName) {
