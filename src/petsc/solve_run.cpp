@@ -211,7 +211,8 @@ void SolveRun::before_step() {
   }
   // The last segment's final state and its last step's data were in the TS, which the program
   // may have changed: its reverse rebuilds them (checked against the first sweep), or it kept
-  // them when it could not (set()).
+  // them when it could not (set()), or the budget had no room to keep them.
+  if (unkept_) throw *unkept_;
   Segment& previous = segments_.back();
   if (previous.recording && previous.recording->phase() == engine::Phase::Recorded) {
     previous.recording->lose_work();
@@ -373,13 +374,16 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
       try {
         s.recording->park();
       } catch (const Error& e) {
-        throw Error(e.code(), segment_note(s.first) + " ended with this TSSolve; its schedule (" +
-                                  s.recording->plan().schedule +
-                                  ") keeps no state to recompute "
-                                  "its last step from, so its final state and last stages are kept "
-                                  "in case another TSSolve continues the run, and the budget has "
-                                  "no room left for them. " +
-                                  kRoomAdvice + " (" + e.what() + ")");
+        // Nothing is lost yet: the TS still holds them for a TSAdjointSolve. Only a TSSolve
+        // that continues the run would lose them (before_step()).
+        unkept_.emplace(e.code(),
+                        segment_note(s.first) +
+                            " ended with a TSSolve that another TSSolve continues; its schedule (" +
+                            s.recording->plan().schedule +
+                            ") keeps no state to recompute its last step from, so its final "
+                            "state and last stages had to be kept when its TSSolve ended, "
+                            "and the budget had no room left for them. " +
+                            kRoomAdvice + " (" + e.what() + ")");
       }
     }
     forward_ended_ = true;

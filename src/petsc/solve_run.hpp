@@ -31,6 +31,7 @@
 
 #include "options.hpp"
 #include "rewind/engine/recording.hpp"
+#include "rewind/error.hpp"
 #include "ts_stepper.hpp"
 
 namespace rwd::petsc {
@@ -128,6 +129,9 @@ class SolveRun {
   PetscInt events_seen_ = 0;  // the event recorder's counter at the last set
   PetscInt thinned_ = 0;
   bool forward_ended_ = false;
+  // Why the last TSSolve's final state and last stages could not be kept: an error only if
+  // another TSSolve continues the run.
+  std::optional<rwd::Error> unkept_;
   // The adjoint step prepared last: its segment (an index into segments_) and its step in that
   // segment's recording.
   std::optional<std::size_t> prepared_;

@@ -21,6 +21,11 @@
 #                   how to launch (default: mpiexec -n)
 #   RUN_ENV         VAR=VALUE entries set in the environment of both runs
 #   RUN_TIMEOUT     seconds each run may take (default 120)
+#   RUN_FILES       optional: files (absolute paths) copied into each run's directory first, e.g.
+#                   the data files and the petscoptions file a tutorial reads from its working
+#                   directory
+#   OUTPUT_FILES    optional: more files a tutorial writes into its working directory, compared
+#                   byte for byte like lambda.bin and solution.bin
 #   MODE            "baseline": only run the baseline, into <WORK_DIR>/baseline (a ctest fixture
 #                   that many comparisons share)
 #   BASELINE_DIR    optional: take the baseline from this directory (a MODE=baseline run's
@@ -64,7 +69,7 @@ foreach(entry IN LISTS RUN_ENV)
   endif()
 endforeach()
 
-set(outputs lambda.bin solution.bin)
+set(outputs lambda.bin solution.bin ${OUTPUT_FILES})
 set(output_args -ts_adjoint_view_solution binary:lambda.bin -ts_view_solution binary:solution.bin
                 -viewer_binary_skip_info)
 
@@ -74,6 +79,9 @@ file(REMOVE_RECURSE "${WORK_DIR}")
 function(run role)
   set(dir "${WORK_DIR}/${role}")
   file(MAKE_DIRECTORY "${dir}")
+  foreach(f IN LISTS RUN_FILES)
+    file(COPY "${f}" DESTINATION "${dir}")
+  endforeach()
   set(cmd ${MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${RANKS} ${MPIEXEC_FLAGS} ${MPIEXEC_PREFLAGS} ${EXE}
           ${MPIEXEC_POSTFLAGS} ${COMMON_ARGS} ${ARGN} ${output_args})
   list(JOIN cmd " " cmd_line)
@@ -98,7 +106,8 @@ function(run role)
   endif()
   foreach(f IN LISTS outputs)
     if(NOT EXISTS "${dir}/${f}")
-      message(FATAL_ERROR "the ${role} run wrote no ${f}: does the tutorial call TSAdjointSolve?")
+      message(FATAL_ERROR "the ${role} run wrote no ${f}: does the tutorial call TSAdjointSolve "
+                          "(or write ${f} into its working directory)?")
     endif()
   endforeach()
   set(${role}_out "${out}" PARENT_SCOPE)
@@ -165,12 +174,16 @@ foreach(f IN LISTS outputs)
   math(EXPR size_a "${len_a} / 2")
   math(EXPR size_b "${len_b} / 2")
   set(where "first difference at byte ${byte}")
-  if(byte GREATER_EQUAL 8)
+  if(byte GREATER_EQUAL 8 AND f MATCHES "^(lambda|solution)\\.bin$")
     math(EXPR entry "(${byte} - 8) / 8")
     math(EXPR at "16 + ${entry} * 16")
     string(SUBSTRING "${hex_a}" ${at} 16 va)
     string(SUBSTRING "${hex_b}" ${at} 16 vb)
     string(APPEND where ", Vec entry ${entry} (global natural index): baseline 0x${va}, candidate 0x${vb}")
+  elseif(NOT f MATCHES "\\.bin$" AND size_a LESS 2000 AND size_b LESS 2000)
+    file(READ "${a}" text_a)
+    file(READ "${b}" text_b)
+    string(APPEND where ":\n baseline:\n${text_a}\n candidate:\n${text_b}")
   endif()
   list(APPEND failures "${f} differs: baseline ${size_a} bytes sha256 ${sha_a}, candidate ${size_b} bytes sha256 ${sha_b}; ${where}")
 endforeach()

@@ -12,10 +12,22 @@
 //                        (TSAdjointSetSteps) with a restored before each; -time_jump <dt>
 //                        moves the candidate's time between the solves (rewind refuses it)
 //
-// dx_i/dt = -a_m x_i + b sin(x_i) + c_i, with m the mode; parameter p = (b).
+// and programs that change their model behind the trajectory's back, which no recomputation can
+// reproduce: the replay check (-ts_trajectory_rewind_verify, on by default) must stop the
+// candidate's TSAdjointSolve on every rank with an error naming the step and the field, and the
+// same run unchecked (TSTrajectoryRewindSetVerify(tj, PETSC_FALSE)) must give a gradient that
+// differs from store-all, while the forward solutions agree ("replay check test passed"):
+//
+//   -scenario noisy      a random forcing: the right-hand side adds a term drawn from a
+//                        generator that advances on every call (seeded at each TSSolve); RK 4
+//   -scenario poststep   a TSPostStep callback raises the decay rate a after every step
+//   -scenario between    the program changes b between TSSolve and TSAdjointSolve
+//
+// dx_i/dt = -a_m x_i + b sin(x_i) + c_i (+ the forcing), with m the mode; parameter p = (b).
 // Fixed or adaptive steps (-ts_adapt_type), any TS type; 1 or 2 ranks.
 #include <petscts.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,10 +45,19 @@ struct Model {
   PetscReal threshold = 0.0;  // sum(x) at which the parameter event fires
   bool hybrid = false;
   std::vector<PetscReal> event_times;  // the forward run's, for the report
+  bool noisy = false;                  // a random forcing, a new draw at every call
+  std::uint64_t seed = 0;
+
+  // The next draw in [-1, 1) of a 64-bit linear congruential generator; every rank draws the
+  // same sequence, since every rank evaluates the right-hand side the same number of times.
+  PetscReal draw() {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<PetscReal>(seed >> 11) * 0x1.0p-52 - 1.0;
+  }
 };
 
 PetscErrorCode rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
-  const Model& m = *static_cast<Model*>(ctx);
+  Model& m = *static_cast<Model*>(ctx);
   const PetscScalar* xa;
   PetscScalar* fa;
   PetscInt lo, hi;
@@ -44,8 +65,9 @@ PetscErrorCode rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
   PetscCall(VecGetOwnershipRange(x, &lo, &hi));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArray(f, &fa));
+  const PetscReal forcing = m.noisy ? 1e-3 * m.draw() : 0.0;
   for (PetscInt i = 0; i < hi - lo; ++i)
-    fa[i] = -m.a[m.mode] * xa[i] + m.b * PetscSinScalar(xa[i]) + 0.05 * (lo + i);
+    fa[i] = -m.a[m.mode] * xa[i] + m.b * PetscSinScalar(xa[i]) + 0.05 * (lo + i) + forcing;
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscCall(VecRestoreArray(f, &fa));
   PetscFunctionReturn(0);
@@ -110,11 +132,31 @@ PetscErrorCode post_event(TS ts, PetscInt n, PetscInt events[], PetscReal t, Vec
   PetscFunctionReturn(0);
 }
 
+// A post-step callback that changes the model after every step (-scenario poststep).
+PetscErrorCode raise_rate(TS ts) {
+  void* ctx = nullptr;
+  PetscFunctionBegin;
+  PetscCall(TSGetApplicationContext(ts, &ctx));
+  static_cast<Model*>(ctx)->a[0] += 0.01;
+  PetscFunctionReturn(0);
+}
+
 struct Run {
-  std::vector<PetscScalar> lambda, mu;
+  std::vector<PetscScalar> lambda, mu, x;
   PetscInt steps = 0;
   std::size_t events = 0;
+  // Only with Check::Expect: TSAdjointSolve failed on this rank, and what it said.
+  bool failed = false;
+  std::string message;
 };
+
+// How the candidate runs: as the options say; with the replay check on (-scenario noisy,
+// poststep, between) and its error caught rather than fatal; or with the check turned off.
+enum class Check { AsOptions, Expect, Off };
+
+bool model_changes_unseen(const std::string& scenario) {
+  return scenario == "noisy" || scenario == "poststep" || scenario == "between";
+}
 
 PetscErrorCode initial(Vec x) {
   PetscInt lo, hi;
@@ -126,9 +168,10 @@ PetscErrorCode initial(Vec x) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode solve(const std::string& scenario, bool reference, Run& out) {
+PetscErrorCode solve(const std::string& scenario, bool reference, Check check, Run& out) {
   Model m;
   m.hybrid = scenario == "hybrid";
+  m.noisy = scenario == "noisy";
   TS ts;
   Vec x, lambda, mu;
   Mat A, Jp;
@@ -145,14 +188,19 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Run& out) {
   PetscCall(MatSetUp(Jp));
   PetscCall(MatCreateVecs(Jp, &mu, NULL));
   PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));
-  PetscCall(TSSetType(ts, TSCN));
+  // An implicit method's Newton iterations cannot converge on a forcing that changes at every
+  // evaluation: the random forcing runs with explicit RK 4.
+  PetscCall(TSSetType(ts, m.noisy ? TSRK : TSCN));
+  if (m.noisy) PetscCall(TSRKSetType(ts, TSRK4));
   PetscCall(TSSetRHSFunction(ts, NULL, rhs, &m));
   PetscCall(TSSetRHSJacobian(ts, A, A, jacobian, &m));
   PetscCall(TSSetRHSJacobianP(ts, Jp, jacobian_p, &m));
   PetscCall(TSSetTimeStep(ts, 0.05));
   PetscCall(TSSetExactFinalTime(ts, TS_EXACTFINALTIME_MATCHSTEP));
   PetscCall(TSSetSaveTrajectory(ts));
-  if (scenario != "segments") {
+  PetscCall(TSSetApplicationContext(ts, &m));
+  if (scenario == "poststep") PetscCall(TSSetPostStep(ts, raise_rate));
+  if (scenario != "segments" && !model_changes_unseen(scenario)) {
     PetscInt direction[2] = {-1, 1};
     PetscBool terminate[2] = {PETSC_FALSE, PETSC_FALSE};
     PetscCall(TSSetEventHandler(ts, m.hybrid ? 2 : 1, direction, terminate, event_function,
@@ -166,6 +214,8 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Run& out) {
     PetscCall(TSTrajectorySetType(tj, ts, TSTRAJECTORYBASIC));
     PetscCall(TSTrajectorySetSolutionOnly(tj, PETSC_FALSE));
     PetscCall(TSTrajectorySetDirname(tj, "reference-trajectory"));
+  } else if (check != Check::AsOptions) {
+    PetscCall(TSTrajectoryRewindSetVerify(tj, check == Check::Expect ? PETSC_TRUE : PETSC_FALSE));
   }
 
   std::vector<PetscInt> segment_steps;
@@ -192,7 +242,16 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Run& out) {
   }
   PetscCall(TSGetStepNumber(ts, &out.steps));
   out.events = m.event_times.size();
-  PetscCall(VecCopy(x, lambda));  // J = |x(T)|^2 / 2
+  {
+    const PetscScalar* a;
+    PetscInt n;
+    PetscCall(VecGetLocalSize(x, &n));
+    PetscCall(VecGetArrayRead(x, &a));
+    out.x.assign(a, a + n);
+    PetscCall(VecRestoreArrayRead(x, &a));
+  }
+  if (scenario == "between") m.b = 0.31;  // the adjoint sees another model than the forward run
+  PetscCall(VecCopy(x, lambda));          // J = |x(T)|^2 / 2
   PetscCall(VecZeroEntries(mu));
   PetscCall(TSSetCostGradients(ts, 1, &lambda, &mu));
   if (scenario == "segments") {
@@ -200,6 +259,17 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Run& out) {
       m.mode = seg % 2;  // each segment's model, restored before its adjoint
       PetscCall(TSAdjointSetSteps(ts, segment_steps[static_cast<std::size_t>(seg)]));
       PetscCall(TSAdjointSolve(ts));
+    }
+  } else if (check == Check::Expect) {
+    // The replay check must stop this on every rank: caught here, so each rank reports it.
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    const PetscErrorCode ierr = TSAdjointSolve(ts);
+    PetscCall(PetscPopErrorHandler());
+    if (ierr) {
+      char* specific = nullptr;
+      PetscCall(PetscErrorMessage(ierr, NULL, &specific));
+      out.failed = true;
+      out.message = specific ? specific : "";
     }
   } else {
     PetscCall(TSAdjointSolve(ts));
@@ -214,7 +284,7 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Run& out) {
   PetscCall(VecGetArrayRead(mu, &a));
   out.mu.assign(a, a + n);
   PetscCall(VecRestoreArrayRead(mu, &a));
-  if (!reference) PetscCall(TSTrajectoryView(tj, PETSC_VIEWER_STDOUT_WORLD));
+  if (!reference && !out.failed) PetscCall(TSTrajectoryView(tj, PETSC_VIEWER_STDOUT_WORLD));
   PetscCall(TSDestroy(&ts));
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&Jp));
@@ -229,6 +299,44 @@ bool same(const std::vector<PetscScalar>& a, const std::vector<PetscScalar>& b) 
          std::memcmp(a.data(), b.data(), a.size() * sizeof(PetscScalar)) == 0;
 }
 
+bool all_ranks(bool local) {
+  PetscBool in = local ? PETSC_TRUE : PETSC_FALSE, all = PETSC_FALSE;
+  MPI_Allreduce(&in, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD);
+  return all == PETSC_TRUE;
+}
+
+// The replay check scenarios: the checked candidate stops on every rank with the check's error,
+// and the unchecked one runs to a gradient that differs from store-all.
+PetscErrorCode check_scenario(const std::string& scenario, const Run& reference, bool* passed) {
+  PetscMPIInt rank;
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  Run checked, unchecked;
+  PetscCall(solve(scenario, false, Check::Expect, checked));
+  const bool names_it =
+      checked.message.find("differs from the one the first sweep reached") != std::string::npos &&
+      checked.message.find("the recomputed state x_") != std::string::npos &&
+      checked.message.find("(field 'X', rank ") != std::string::npos;
+  PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "rank %d: checked TSAdjointSolve %s: %s\n",
+                                    rank, checked.failed ? "stopped" : "DID NOT STOP",
+                                    checked.failed ? checked.message.c_str() : ""));
+  PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
+  const bool stopped = all_ranks(checked.failed && names_it);
+  PetscCall(solve(scenario, false, Check::Off, unchecked));
+  const bool forward_same = all_ranks(same(reference.x, unchecked.x));
+  const bool gradient_same =
+      all_ranks(same(reference.lambda, unchecked.lambda) && same(reference.mu, unchecked.mu));
+  *passed = stopped && forward_same && !gradient_same;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "scenario %s: the replay check %s on every rank; unchecked, the forward "
+                        "solution %s store-all's and lambda and mu %s store-all's: replay check "
+                        "test %s\n",
+                        scenario.c_str(), stopped ? "stopped the adjoint" : "DID NOT STOP it",
+                        forward_same ? "equals" : "DIFFERS from",
+                        gradient_same ? "EQUAL" : "differ from", *passed ? "passed" : "FAILED"));
+  PetscFunctionReturn(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,8 +345,14 @@ int main(int argc, char** argv) {
   char scenario[32] = "parameter";
   PetscCall(PetscOptionsGetString(NULL, NULL, "-scenario", scenario, sizeof scenario, NULL));
   Run reference, candidate;
-  PetscCall(solve(scenario, true, reference));
-  PetscCall(solve(scenario, false, candidate));
+  PetscCall(solve(scenario, true, Check::AsOptions, reference));
+  if (model_changes_unseen(scenario)) {
+    bool passed = false;
+    PetscCall(check_scenario(scenario, reference, &passed));
+    PetscCall(PetscFinalize());
+    return passed ? 0 : 1;
+  }
+  PetscCall(solve(scenario, false, Check::AsOptions, candidate));
   const PetscBool ok = same(reference.lambda, candidate.lambda) && same(reference.mu, candidate.mu)
                            ? PETSC_TRUE
                            : PETSC_FALSE;
