@@ -308,6 +308,13 @@ def summarise(records, cfg):
         "set_time": med([event(r, "TSTrajectorySet") for r in ok]),
         "get_time": med([event(r, "TSTrajectoryGet") for r in ok]),
         "recompute_event_time": med([event(r, "RewindRecompute") for r in ok]),
+        # Time inside the trajectory's set and get that is not a recomputed step: copies,
+        # restores, bookkeeping, hashing, planning, I/O waits (memory: its copies).
+        "trajectory_time": med([event(r, "TSTrajectorySet") + event(r, "TSTrajectoryGet")
+                                - event(r, "RewindRecompute") for r in ok]),
+        "trajectory_fraction": med([(event(r, "TSTrajectorySet") + event(r, "TSTrajectoryGet")
+                                     - event(r, "RewindRecompute")) / r["log"]["total"]
+                                    for r in ok if r.get("log", {}).get("total")]),
         "rss_mib": [med([r["ranks"][k]["peak_rss_kib"] / 1024.0 for r in ok])
                     for k in range(ranks)],
         "cpu_s": [med([r["ranks"][k]["user_seconds"] + r["ranks"][k]["system_seconds"]
@@ -384,7 +391,14 @@ def cmd_trajectories(opts):
             status = "ok" if rec["status"] == 0 else f"exit {rec['status']}"
             print(f"  rep {rep}: {cfg.name:34s} {rec['wall']:8.2f} s  {status}  "
                   f"(load {rec['load_before']})", flush=True)
+    meta = {"load_start": records[configs[0].name][0]["load_before"], "load_end": load_average(),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    return analyse_trajectories(opts, configs, records, meta)
 
+
+def analyse_trajectories(opts, configs, records, meta):
+    """Checks, summaries, the model and the tables of one `trajectories` run; writes --json."""
+    program, steps, ranks = opts.program, opts.steps, opts.ranks
     failures = []
     # The gradient of every run against memory's first run.
     ref = next((r for r in records["memory"] if r["status"] == 0), None)
@@ -394,8 +408,7 @@ def cmd_trajectories(opts):
         for r in records[cfg.name]:
             if cfg.expect_failure:
                 r["expected_failure_seen"] = (r["status"] != 0 and re.search(
-                    cfg.expect_failure, open(os.path.join(r["dir"], "output")).read())
-                    is not None)
+                    cfg.expect_failure, r.get("error", "")) is not None)
                 if not r["expected_failure_seen"]:
                     failures.append(f"{cfg.name}: expected a failure matching "
                                     f"'{cfg.expect_failure}'")
@@ -469,15 +482,30 @@ def cmd_trajectories(opts):
         for f in failures:
             print("  " + f)
     result = {"bench": "petsc_trajectories", "program": program, "steps": steps, "ranks": ranks,
-              "reps": opts.reps, "grid": opts.grid, "load_end": load_average(),
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "summaries": summaries, "predictions": predictions, "records": records,
-              "failures": failures}
+              "reps": opts.reps, "grid": opts.grid, **meta, "summaries": summaries,
+              "predictions": predictions, "records": records, "failures": failures}
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(result, f, indent=1)
-    print(f"\nload average at end {load_average()}")
+    print(f"\n{meta['date']}; load average {meta['load_start']} at the start, "
+          f"{meta['load_end']} at the end")
     return 1 if failures else 0
+
+
+def cmd_report(opts):
+    """The tables of an earlier `trajectories` run, from its JSON file."""
+    with open(opts.input) as f:
+        old = json.load(f)
+    if old.get("bench") != "petsc_trajectories":
+        raise SystemExit(f"{opts.input} is not a trajectories result")
+    for key in ("program", "steps", "ranks", "reps", "grid"):
+        setattr(opts, key, old[key])
+    records = old["records"]
+    configs = [c for c in trajectory_configs(opts.program, opts.steps, opts.rewind_lib)
+               if c.name in records]
+    meta = {"load_start": old.get("load_start", records[configs[0].name][0]["load_before"]),
+            "load_end": old["load_end"], "date": old["date"]}
+    return analyse_trajectories(opts, configs, records, meta)
 
 
 def print_trajectory_tables(opts, configs, summaries, records, mem, basic):
@@ -520,8 +548,8 @@ def print_trajectory_tables(opts, configs, summaries, records, mem, basic):
     print("| trajectory | schedule (disk costs w, r) | predicted forward steps | TSStep calls | "
           "view: forward steps | equal | RAM w/r (peak) | disk w/r (peak) | I/O wait s | "
           "model s | measured s | measured / model | own-step model s | measured / own-step "
-          "model | overhead s (% of wall) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "model | overhead s (% of wall) | in set/get, not recomputing: s (% of wall) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for cfg in configs:
         s = summaries.get(cfg.name)
         if not cfg.needs_plan or s is None or "predicted_fwd" not in s:
@@ -548,7 +576,8 @@ def print_trajectory_tables(opts, configs, summaries, records, mem, basic):
               f"{s['model_predicted']:.2f} | {s['model_measured']:.2f} | "
               f"{s['model_ratio']:.3f} | {s['model_own_predicted']:.2f} | "
               f"{s['model_own_ratio']:.3f} | {s['model_overhead']:.2f} "
-              f"({100 * s['model_overhead_fraction']:.1f} %) |")
+              f"({100 * s['model_overhead_fraction']:.1f} %) | {s['trajectory_time']:.3f} "
+              f"({100 * s['trajectory_fraction']:.2f} %) |")
     mem_step = statistics.median(event(r, "TSStep") / steps for r in records["memory"]
                                  if r["status"] == 0)
     print(f"\n(model = memory's run in the same repetition: its time outside steps, adjoint steps "
@@ -556,7 +585,11 @@ def print_trajectory_tables(opts, configs, summaries, records, mem, basic):
           f"forward steps + its adjoint-step time; plus the rewind run's unhidden I/O wait. "
           f"measured = -log_view's total time. own-step model: the same with the run's own mean "
           f"TSStep and its TSAdjointStep time. overhead = measured − memory's time outside − the "
-          f"run's own TSStep, TSAdjointStep and I/O wait.)")
+          f"run's own TSStep, TSAdjointStep and I/O wait. In set/get, not recomputing: "
+          f"TSTrajectorySet + TSTrajectoryGet − RewindRecompute (-log_view, slowest rank), "
+          f"which includes the I/O wait; for PETSc's memory "
+          f"{mem['trajectory_time']:.3f} s ({100 * mem['trajectory_fraction']:.2f} %), basic "
+          f"{basic['trajectory_time']:.3f} s ({100 * basic['trajectory_fraction']:.2f} %).)")
 
 
 # ------------------------------------------------------------------------------------------
@@ -748,6 +781,10 @@ def main():
     s.add_argument("--max-rep-steps", type=int, default=10000,
                    help="larger N run once (a single run is then the figure)")
 
+    r = sub.add_parser("report", help="the tables of a trajectories run, from its JSON file")
+    tools(r)
+    r.add_argument("input", help="a trajectories --json file")
+
     p = sub.add_parser("plan", help="rewind-plan's planning time up to N = 10^7")
     tools(p)
     p.add_argument("--steps", dest="steps_list",
@@ -758,8 +795,8 @@ def main():
         setattr(opts, attr, os.path.abspath(getattr(opts, attr)))
     if opts.command == "trajectories" and opts.grid is None:
         opts.grid = 128 if opts.program == "ex5adj" else None
-    sys.exit({"trajectories": cmd_trajectories, "scale": cmd_scale,
-              "plan": cmd_plan}[opts.command](opts))
+    sys.exit({"trajectories": cmd_trajectories, "scale": cmd_scale, "plan": cmd_plan,
+              "report": cmd_report}[opts.command](opts))
 
 
 if __name__ == "__main__":
