@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""Pictures of the PETSc trajectory benchmarks (bench/petsc/petsc_bench.py, ctest bench.petsc.*).
+
+    scripts/plot_petsc_bench.py --results build/bench/petsc --out docs/img
+
+reads the JSON files the benchmarks wrote into --results and writes into --out, for each that
+is there:
+
+- petsc-<program>-n<N>-budget.png (from <program>-n<N>.json): wall time and peak RSS per rank
+  against rewind's RAM budget, with and without stages, the two disk budgets as points at their
+  RAM budget, and PETSc's memory, basic and stride runs as horizontal lines;
+- petsc-recompute.png: forward steps per step (TSStep calls / N) against the RAM budget for every
+  trajectories file, with the Revolve curve (its closed form) for each N;
+- petsc-scale.png (from scale.json): peak RSS and wall time against N;
+- petsc-plan.png (from plan.json): planning time against N.
+
+Needs Debian's python3-matplotlib (scripts/install-deps.sh installs it).
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def revolve_fwd_total(n, s):
+    """Forward steps of single-level Revolve with s slots (x_0's included), n steps:
+    n + r n - C(s + r, r - 1) with r the least r such that C(s + r, s) >= n."""
+    r = 1
+    while math.comb(s + r, s) < n:
+        r += 1
+    return n + r * n - math.comb(s + r, s + 1)
+
+
+RAM_ONLY = re.compile(r"^rewind RAM (\d+)(, solution only)?$")
+DISK = re.compile(r"^rewind 4 RAM \+ (30|N) disk(, solution only)?$")
+
+
+def rewind_series(summaries, solution_only):
+    """(budgets, summaries) of the RAM-only rewind runs, by budget."""
+    pts = []
+    for name, s in summaries.items():
+        m = RAM_ONLY.match(name)
+        if m and s and bool(m.group(2)) == solution_only:
+            pts.append((int(m.group(1)), s))
+    return sorted(pts, key=lambda p: p[0])
+
+
+def plot_budget(result, out):
+    summ = result["summaries"]
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12, 4.6))
+    styles = {False: ("tab:blue", "o", "rewind, stages stored"),
+              True: ("tab:orange", "s", "rewind, solution only")}
+    for so, (colour, marker, label) in styles.items():
+        pts = rewind_series(summ, so)
+        if not pts:
+            continue
+        xs = [p[0] for p in pts]
+        ax_t.plot(xs, [p[1]["wall"] for p in pts], marker=marker, color=colour, label=label)
+        ax_m.plot(xs, [p[1]["rss_max_mib"] for p in pts], marker=marker, color=colour,
+                  label=label)
+        for name, s in summ.items():
+            m = DISK.match(name)
+            if not m or s is None or bool(m.group(2)) != so:
+                continue
+            disk = "30" if m.group(1) == "30" else str(result["steps"])
+            mk = "^" if m.group(1) == "30" else "v"
+            lab = f"rewind 4 RAM + {disk} disk" + (", solution only" if so else "")
+            ax_t.plot([4], [s["wall"]], marker=mk, color=colour, linestyle="none",
+                      markersize=9, markerfacecolor="none", markeredgewidth=2, label=lab)
+            ax_m.plot([4], [s["rss_max_mib"]], marker=mk, color=colour, linestyle="none",
+                      markersize=9, markerfacecolor="none", markeredgewidth=2, label=lab)
+    lines = {"memory": ("black", "-"), "basic": ("tab:red", "--"),
+             "memory stride 10": ("tab:green", ":"), "forward only": ("grey", "-.")}
+    for name, (colour, ls) in lines.items():
+        s = summ.get(name)
+        if not s:
+            continue
+        label = f"PETSc {name}" if name != "forward only" else "forward run only (no adjoint)"
+        if name != "forward only":
+            ax_t.axhline(s["wall"], color=colour, linestyle=ls, label=label)
+        ax_m.axhline(s["rss_max_mib"], color=colour, linestyle=ls, label=label)
+    title = (f"{result['program']}, N = {result['steps']}, {result['ranks']} ranks "
+             f"(medians of {result['reps']}; {result['date']})")
+    ax_t.set_title("wall time")
+    ax_t.set_ylabel("s")
+    ax_m.set_title("peak RSS, largest rank")
+    ax_m.set_ylabel("MiB")
+    for ax in (ax_t, ax_m):
+        ax.set_xlabel("rewind RAM checkpoints (disk budgets drawn at 4)")
+        ax.set_xticks([4, 5, 10, 20])
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    ax_m.legend(fontsize=7, loc="lower right")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
+def plot_recompute(results, out):
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    colours = plt.get_cmap("tab10")
+    for i, res in enumerate(results):
+        n = res["steps"]
+        c = colours(i)
+        s_grid = list(range(2, 41))
+        ax.plot(s_grid, [revolve_fwd_total(n, s) / n for s in s_grid], color=c, alpha=0.5,
+                label=f"Revolve (closed form), N = {n}")
+        for so, marker in ((False, "o"), (True, "s")):
+            pts = rewind_series(res["summaries"], so)
+            if not pts:
+                continue
+            ax.plot([p[0] for p in pts], [p[1]["tsstep_calls"] / n for p in pts], marker=marker,
+                    linestyle="none", color=c, markerfacecolor="none" if so else c,
+                    label=f"{res['program']} N = {n}: measured, "
+                          f"{'solution only' if so else 'stages stored'}")
+    ax.set_xlabel("RAM checkpoints s (x_0's included)")
+    ax.set_ylabel("forward steps per step (TSStep calls / N)")
+    ax.set_title("recomputation against the RAM budget")
+    ax.set_ylim(bottom=1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
+def plot_scale(result, out):
+    rows = result["rows"]
+    fig, (ax_m, ax_t) = plt.subplots(1, 2, figsize=(12, 4.6))
+    for config in sorted({r["config"] for r in rows}):
+        pts = sorted((r["steps"], r) for r in rows if r["config"] == config)
+        xs = [p[0] for p in pts]
+        ax_m.plot(xs, [p[1]["rss_max_mib"] for p in pts], marker="o", label=config)
+        ax_t.plot(xs, [p[1]["wall"] for p in pts], marker="o", label=config)
+    ax_m.set_title("peak RSS")
+    ax_m.set_ylabel("MiB")
+    ax_t.set_title("wall time")
+    ax_t.set_ylabel("s")
+    ax_t.set_yscale("log")
+    for ax in (ax_m, ax_t):
+        ax.set_xscale("log")
+        ax.set_xlabel("time steps N")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"ex5adj {result['grid']}x{result['grid']}, {result['ranks']} rank(s), "
+                 f"rewind at {result['ram']} RAM checkpoints ({result['date']})")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
+def plot_plan(result, out):
+    rows = [r for r in result["rows"] if r.get("status") == 0]
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    for key in sorted({(r["schedule"], r["budget"]) for r in rows}):
+        pts = sorted((r["steps"], r["plan_seconds"]) for r in rows
+                     if (r["schedule"], r["budget"]) == key)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                label=f"{key[0]}, {key[1]}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("time steps N")
+    ax.set_ylabel("s (planned and replayed in the simulator)")
+    ax.set_title(f"rewind-plan planning time ({result['date']})")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", default="build/bench/petsc")
+    ap.add_argument("--out", default="docs/img")
+    opts = ap.parse_args()
+    os.makedirs(opts.out, exist_ok=True)
+    trajectories = []
+    for path in sorted(glob.glob(os.path.join(opts.results, "*.json"))):
+        with open(path) as f:
+            res = json.load(f)
+        kind = res.get("bench")
+        if kind == "petsc_trajectories":
+            trajectories.append(res)
+            plot_budget(res, os.path.join(
+                opts.out, f"petsc-{res['program']}-n{res['steps']}-budget.png"))
+        elif kind == "petsc_scale":
+            plot_scale(res, os.path.join(opts.out, "petsc-scale.png"))
+        elif kind == "petsc_plan":
+            plot_plan(res, os.path.join(opts.out, "petsc-plan.png"))
+    if trajectories:
+        plot_recompute(trajectories, os.path.join(opts.out, "petsc-recompute.png"))
+    if not trajectories and not glob.glob(os.path.join(opts.results, "*.json")):
+        raise SystemExit(f"no benchmark results (*.json) in {opts.results}")
+
+
+if __name__ == "__main__":
+    main()
