@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +54,7 @@
 
 namespace rwd::storage {
 
+using detail::BlockFileSizeSignal;
 using detail::h5_check;
 using detail::h5_fail;
 using detail::Hid;
@@ -141,11 +143,14 @@ struct Hdf5Store::Impl {
   std::string partial_path;
   std::string final_path;
   std::string current_path;
+  int lock_fd = -1;  ///< rank 0: holds the partial file's advisory lock while the store is live
   bool keep = false;
   bool async = true;
   std::int64_t inline_io_bytes = 0;
   Hid file;
   int fd = -1;
+  detail::FileRoom room;
+  std::int64_t extents_end = 0;  ///< the largest end of a dataset extent HDF5 handed out
   std::map<Key, Entry> entries;
   StoreStats stats;
   std::string failure;        ///< non-empty once a failure made the store unusable (agreed)
@@ -186,8 +191,9 @@ struct Hdf5Store::Impl {
            "-ts_trajectory_dirname)";
   }
 
-  // What a failure of this call does to the store.
-  enum class OnFailure { CarryOn, Unusable };
+  // What a failure of this call does to the store: nothing, leave it unusable, or leave it
+  // unusable if the agreed failure is an I/O error (no room on the disk).
+  enum class OnFailure { CarryOn, Unusable, UnusableIfIo };
 
   // The agreement every collective call makes, with this rank's kept failure in it: a kept
   // failure on any rank makes the store unusable on every rank (so does any failure with
@@ -201,9 +207,43 @@ struct Hdf5Store::Impl {
       kept.reset();  // reported; the store refuses further calls on every rank
       throw;
     } catch (const Error& e) {
-      if (on_failure == OnFailure::Unusable) failure = e.what();
+      if (on_failure == OnFailure::Unusable ||
+          (on_failure == OnFailure::UnusableIfIo && e.code() == ErrorCode::Io)) {
+        failure = e.what();
+      }
       throw;
     }
+  }
+
+  // Before a step that may grow the file by `grow` bytes: makes sure the file can take them and
+  // the metadata HDF5 writes meanwhile (see detail::FileRoom), so that HDF5 never meets a full
+  // disk or a file-size limit inside a collective call. Throws Error(Io) with the OS's reason.
+  //
+  // HDF5 has no public way to ask the MPI-IO driver where the file's allocated end (EOA) is, so
+  // it is bounded from what the store knows: the file's size (HDF5 extends the file to EOA when
+  // it flushes), the end of the last dataset extent HDF5 handed out, and a margin for metadata
+  // allocated beyond both and not written yet.
+  void make_room(std::int64_t grow, const std::string& at) {
+    try {
+      struct stat st {};
+      const std::int64_t size_now =
+          ::fstat(fd, &st) == 0 ? static_cast<std::int64_t>(st.st_size) : 0;
+      const std::int64_t known = std::max(size_now, extents_end);
+      room.ensure(known + grow + 2 * detail::FileRoom::kMargin);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::Io, at + ": no room in '" + partial_path + "' on rank " +
+                                     std::to_string(rank) + ": " + e.what() + io_hint());
+    }
+  }
+
+  // What a checkpoint may add to the file: its data and, per field, a dataset's object header
+  // and attributes (three of them indexed by rank).
+  std::int64_t growth_of(const CheckpointView& checkpoint) const {
+    std::int64_t bytes = 0;
+    for (const auto& f : checkpoint.fields) {
+      bytes += 8 * f.global_size + 4096 + 32 * static_cast<std::int64_t>(size);
+    }
+    return bytes + 4096;
   }
 
   // Runs one step that holds collective HDF5 calls, then agrees with the other ranks on whether
@@ -411,6 +451,8 @@ struct Hdf5Store::Impl {
     if (fd >= 0) ::close(fd);
     fd = -1;
     ::unlink(partial_path.c_str());  // every such rank tries; the others find it gone
+    if (lock_fd >= 0) ::close(lock_fd);
+    lock_fd = -1;
     file.forget();
     closed = true;
   }
@@ -421,6 +463,7 @@ struct Hdf5Store::Impl {
 
 Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()) {
   QuietHdf5 quiet;
+  BlockFileSizeSignal no_sigxfsz;
   Impl& s = *impl_;
   s.uncaught = std::uncaught_exceptions();
   s.keep = config.keep_files;
@@ -444,7 +487,11 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
   std::optional<Error> local;
   std::string base;
   if (s.rank == 0) {
-    local = capture([&] { base = detail::reserve_file(config.directory, config.label); });
+    local = capture([&] {
+      detail::ReservedFile reserved = detail::reserve_file(config.directory, config.label);
+      base = std::move(reserved.base);
+      s.lock_fd = reserved.lock_fd;
+    });
   }
   int length = static_cast<int>(base.size());
   try {
@@ -453,6 +500,10 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
     mpi_check(MPI_Bcast(base.data(), length, MPI_CHAR, 0, s.comm), "MPI_Bcast (file name)");
     agree(s.comm, local);
   } catch (...) {
+    if (s.lock_fd >= 0) {
+      ::unlink((base + ".h5.partial").c_str());
+      ::close(s.lock_fd);
+    }
     MPI_Comm_free(&s.comm);
     throw;
   }
@@ -463,6 +514,8 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
 
   try {
     s.collective("hdf5 store: creating '" + s.partial_path + "'", [&] {
+      // HDF5's first metadata goes in before the store can allocate room for it.
+      detail::check_file_size_limit(detail::FileRoom::kMargin);
       Hid fapl = make_hid(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate(file access)");
       h5_check(H5Pset_fapl_mpio(fapl.get(), s.comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
       // Rank 0 reads metadata and broadcasts it; metadata is written collectively.
@@ -485,6 +538,8 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
         throw Error(ErrorCode::Io,
                     "opening '" + s.partial_path + "' for the data failed: " + std::strerror(err));
       }
+      s.room = detail::FileRoom(s.fd, s.rank == 0);
+      s.room.ensure(detail::FileRoom::kMargin);
     });
   } catch (...) {
     if (s.fd >= 0) ::close(s.fd);
@@ -498,6 +553,7 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
 Hdf5Store::~Hdf5Store() {
   Impl& s = *impl_;
   if (s.closed) return;
+  BlockFileSizeSignal no_sigxfsz;
   int finalized = 0;
   MPI_Finalized(&finalized);
   // While an exception unwinds, this rank may be the only one here: a collective close would
@@ -560,6 +616,7 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
           ::unlink(partial_path.c_str());
           return;
         }
+        detail::FileRoom::release_beyond_end(partial_path);
         if (std::rename(partial_path.c_str(), final_path.c_str()) != 0) {
           const int err = errno;
           ::unlink(partial_path.c_str());
@@ -572,6 +629,8 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
     settle(moved);
     if (!result) current_path = final_path;
   }
+  if (lock_fd >= 0) ::close(lock_fd);
+  lock_fd = -1;
   closed = true;
   io.reset();
   MPI_Comm_free(&comm);
@@ -582,11 +641,17 @@ void Hdf5Store::close() {
   Impl& s = *impl_;
   if (s.closed) return;
   QuietHdf5 quiet;
+  BlockFileSizeSignal no_sigxfsz;
   // No job may be in flight when HDF5 closes the file (it may truncate it to its allocated end).
   s.drain();
   std::optional<Error> result;
   try {
-    s.agree_here(std::nullopt);
+    // A kept file is sealed and its metadata written: room for them first.
+    std::optional<Error> local;
+    if (s.keep && !s.abandoned && s.failure.empty() && !s.kept) {
+      local = capture([&] { s.make_room(0, std::string(kStore) + ", close"); });
+    }
+    s.agree_here(std::move(local), Impl::OnFailure::UnusableIfIo);
   } catch (const Error& e) {
     result = e;
   }
@@ -611,6 +676,7 @@ void Hdf5Store::close() {
 
 void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   QuietHdf5 quiet;
+  BlockFileSizeSignal no_sigxfsz;
   Impl& s = *impl_;
   const auto t0 = SteadyClock::now();
   s.check_usable("put", &key);
@@ -622,6 +688,8 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
                  if (contains(key)) detail::throw_duplicate(kStore, key, s.rank);
                  detail::validate_put(kStore, key, checkpoint, s.rank);
                  entry.layout = detail::layout_of(checkpoint);
+                 s.make_room(s.growth_of(checkpoint), detail::where(kStore, "put", key, -1) +
+                                                          ": checkpoint '" + group_name(key) + "'");
                  entry.behind = s.behind(checkpoint);
                  if (!entry.behind) return;
                  // Copied before anything collective, so a failure here is agreed on too.
@@ -632,7 +700,7 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
                  s.note_blocked(waited);
                  detail::pack(checkpoint, buffer->span());
                }),
-               Impl::OnFailure::CarryOn, detail::layout_hash(checkpoint),
+               Impl::OnFailure::UnusableIfIo, detail::layout_hash(checkpoint),
                at + ": the ranks passed different checkpoint layouts (field names or global "
                     "sizes, scalar names or values differ between ranks); every rank must pass "
                     "the same fields and scalars, each with its own block");
@@ -733,6 +801,8 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
             const haddr_t address = H5Dget_offset(d.get());
             if (address == HADDR_UNDEF) h5_fail("H5Dget_offset('" + name + "')");
             entry.at[f] = static_cast<std::int64_t>(address) + 8 * field.offset;
+            s.extents_end =
+                std::max(s.extents_end, static_cast<std::int64_t>(address) + 8 * field.global_size);
           }
         }
         if (!entry.behind) {
@@ -846,6 +916,7 @@ void Hdf5Store::prefetch(const Key& key) {
 
 void Hdf5Store::erase(const Key& key) {
   QuietHdf5 quiet;
+  BlockFileSizeSignal no_sigxfsz;
   Impl& s = *impl_;
   s.check_usable("erase", &key);
   s.reap();
@@ -857,8 +928,10 @@ void Hdf5Store::erase(const Key& key) {
     // HDF5 may give the freed extent to a later dataset: nothing of ours may still touch it.
     if (it->second.write) s.wait_for(*it->second.write);
     s.drop_prefetch(it->second);
+    // Unlinking rewrites the file's link index, which may take new metadata blocks.
+    local = capture([&] { s.make_room(0, detail::where(kStore, "erase", key, -1)); });
   }
-  s.agree_here(local);
+  s.agree_here(local, Impl::OnFailure::UnusableIfIo);
   const std::string group_path = group_name(key);
   s.collective(
       detail::where(kStore, "erase", key, -1) + ": unlinking '" + group_path + "' in '" +
@@ -917,6 +990,7 @@ std::string Hdf5Store::io_mode() const {
 
 void Hdf5Store::flush() {
   QuietHdf5 quiet;
+  BlockFileSizeSignal no_sigxfsz;
   Impl& s = *impl_;
   s.check_usable("flush", nullptr);
   // The data is on disk before the seal marks it complete.
@@ -931,7 +1005,8 @@ void Hdf5Store::flush() {
     s.account(r, false);
     s.keep_sync_failure(r);
   }
-  s.agree_here(std::nullopt);
+  s.agree_here(capture([&] { s.make_room(0, std::string(kStore) + ", flush"); }),
+               Impl::OnFailure::UnusableIfIo);
   s.seal();
   s.collective(std::string(kStore) + ", flush: flushing '" + s.partial_path + "'",
                [&] { h5_check(H5Fflush(s.file.get(), H5F_SCOPE_GLOBAL), "H5Fflush"); });
@@ -943,6 +1018,7 @@ void Hdf5Store::abandon() noexcept {
 
 std::int64_t Hdf5Store::field_file_offset(const Key& key, std::string_view field) {
   QuietHdf5 quiet;
+  BlockFileSizeSignal no_sigxfsz;
   Impl& s = *impl_;
   s.check_usable("field_file_offset", &key);
   agree(s.comm, capture([&] {

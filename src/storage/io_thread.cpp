@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "checksum.hpp"
+#include "store_file.hpp"
 
 namespace rwd::storage::detail {
 namespace {
@@ -24,6 +25,17 @@ std::atomic<int> threads_running{0};
 std::atomic<bool> paused_hook{false};
 std::atomic<std::int64_t> delay_hook_us{0};
 std::atomic<std::int64_t> finished_jobs{0};
+std::atomic<int> failing_writes{0};
+std::atomic<int> failing_error{0};
+
+// The test hook of set_write_failure(): whether this write job is one that must fail.
+bool take_write_failure() {
+  int left = failing_writes.load();
+  while (left > 0) {
+    if (failing_writes.compare_exchange_weak(left, left - 1)) return true;
+  }
+  return false;
+}
 
 // The process's thread, if one runs. Leaked on purpose: stores destroyed during static
 // destruction, after main returned, still find it intact.
@@ -36,31 +48,6 @@ Registry& registry() {
   static auto* r = new Registry;
   return *r;
 }
-
-// Blocks SIGXFSZ on this thread while it writes. A write beyond RLIMIT_FSIZE then fails with
-// EFBIG (reported as an I/O error naming the file) instead of the signal's default action,
-// which kills the process. The signal the kernel still raises stays pending on this thread and
-// is consumed before the old mask comes back.
-class BlockFileSizeSignal {
- public:
-  BlockFileSizeSignal() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-  }
-  ~BlockFileSizeSignal() {
-    const timespec now{0, 0};
-    while (sigtimedwait(&set_, nullptr, &now) == SIGXFSZ) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  BlockFileSizeSignal(const BlockFileSizeSignal&) = delete;
-  BlockFileSizeSignal& operator=(const BlockFileSizeSignal&) = delete;
-
- private:
-  sigset_t set_{};
-  sigset_t old_{};
-};
 
 // Moves all of [memory, memory + bytes) at `offset`, retrying after EINTR and short transfers.
 // Returns 0 or the errno of the failure (EIO for a read that meets the end of the file).
@@ -96,6 +83,9 @@ JobResult run_job(const IoJob& job) {
     const bool writing = job.kind == IoJob::Kind::Write;
     std::optional<BlockFileSizeSignal> blocked;
     if (writing) blocked.emplace();
+    if (writing && !job.segments.empty() && take_write_failure()) {
+      fail(failing_error.load(), "pwrite", 0);
+    }
     const int fd = job.fd;
     const auto pwrite_call = [fd](std::byte* p, std::size_t n, off_t at) {
       return ::pwrite(fd, p, n, at);
@@ -247,6 +237,11 @@ void IoThread::set_paused(bool paused) {
 
 void IoThread::set_delay(std::chrono::microseconds delay) {
   delay_hook_us.store(delay.count());
+}
+
+void IoThread::set_write_failure(int error, int jobs) {
+  failing_error.store(error);
+  failing_writes.store(jobs);
 }
 
 std::int64_t IoThread::jobs_finished() {

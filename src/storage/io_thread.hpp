@@ -99,6 +99,9 @@ class IoThread {
   /// sleeps this long before moving its bytes, inside its busy time, like a slow disk.
   static void set_paused(bool paused);
   static void set_delay(std::chrono::microseconds delay);
+  /// The next `jobs` write jobs of this process, on whichever thread runs them, fail with
+  /// `error` before writing anything, as from a disk that refuses them (0 jobs: none).
+  static void set_write_failure(int error, int jobs);
   /// Jobs finished (run or cancelled) since the process started.
   static std::int64_t jobs_finished();
 

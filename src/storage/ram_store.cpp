@@ -1,8 +1,8 @@
 #include "rewind/storage/ram_store.hpp"
 #include "rewind/timing.hpp"
 
-#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "layout.hpp"
 #include "rewind/error.hpp"
@@ -25,7 +25,7 @@ RamStore::RamStore(const StoreConfig& config) {
     slots_.reserve(static_cast<std::size_t>(config.capacity));
     for (std::int64_t i = 0; i < config.capacity; ++i) {
       slots_.push_back(allocate(static_cast<std::size_t>(config.slot_doubles), true));
-      free_.push_back(slots_.size() - 1);
+      free_.emplace(static_cast<std::size_t>(config.slot_doubles), slots_.size() - 1);
     }
   }
 }
@@ -47,22 +47,17 @@ std::int64_t RamStore::allocated_bytes() const {
 }
 
 std::size_t RamStore::take_slot(std::size_t doubles) {
-  // Best fit among the free slots; otherwise enlarge the largest free one; otherwise a new one.
-  auto best = free_.end();
-  auto largest = free_.end();
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    const std::size_t cap = slots_[*it].capacity;
-    if (cap >= doubles && (best == free_.end() || cap < slots_[*best].capacity)) best = it;
-    if (largest == free_.end() || cap > slots_[*largest].capacity) largest = it;
-  }
-  if (best != free_.end()) {
-    const std::size_t index = *best;
+  // Best fit among the free slots (the smallest that holds `doubles`); otherwise enlarge the
+  // largest free one; otherwise add a new one. O(log n) in the free slots.
+  if (const auto best = free_.lower_bound(doubles); best != free_.end()) {
+    const std::size_t index = best->second;
     free_.erase(best);
     return index;
   }
   ++grow_count_;
-  if (largest != free_.end()) {
-    const std::size_t index = *largest;
+  if (!free_.empty()) {
+    const auto largest = std::prev(free_.end());
+    const std::size_t index = largest->second;
     free_.erase(largest);
     slots_[index] = Slot{};  // release before allocating the larger buffer
     slots_[index] = allocate(doubles, false);
@@ -101,7 +96,8 @@ void RamStore::get(const Key& key, const CheckpointSpan& out) {
 void RamStore::erase(const Key& key) {
   const auto it = entries_.find(key);
   if (it == entries_.end()) detail::throw_missing("ram store", "erase", key, rank_);
-  free_.push_back(it->second->slot);
+  const std::size_t slot = it->second->slot;
+  free_.emplace(slots_[slot].capacity, slot);
   const std::int64_t bytes = it->second->layout.bytes();
   entries_.erase(it);
   detail::count_erase(stats_, bytes, static_cast<std::int64_t>(entries_.size()));

@@ -18,7 +18,8 @@ namespace rwd::storage {
 /// back to back. StoreConfig::capacity slots of StoreConfig::slot_doubles doubles are allocated
 /// and touched at construction (so the first write does not page-fault), reused after erase
 /// (best fit), and more slots are added, or a slot enlarged, when a checkpoint does not fit.
-/// put copies each field once into the slot; get copies it once out. Not thread-safe.
+/// Finding a free slot takes O(log n) in the number of free slots. put copies each field once
+/// into the slot; get copies it once out. Not thread-safe.
 class RamStore final : public Store {
  public:
   /// Not collective. config.comm is only used to name the rank in error messages.
@@ -38,6 +39,8 @@ class RamStore final : public Store {
 
   /// Slots allocated so far (held or free).
   std::int64_t slots() const { return static_cast<std::int64_t>(slots_.size()); }
+  /// Slots allocated and not holding a checkpoint.
+  std::int64_t free_slots() const { return static_cast<std::int64_t>(free_.size()); }
   /// Bytes allocated for slots so far.
   std::int64_t allocated_bytes() const;
   /// Times a slot had to be allocated or enlarged after construction.
@@ -55,7 +58,9 @@ class RamStore final : public Store {
 
   int rank_ = -1;
   std::vector<Slot> slots_;
-  std::vector<std::size_t> free_;  ///< indices of unused slots
+  /// Unused slots, ordered by capacity (doubles) -> slot index: best fit is a lower_bound, the
+  /// largest is the last.
+  std::multimap<std::size_t, std::size_t> free_;
   std::map<Key, std::unique_ptr<Entry>> entries_;
   StoreStats stats_;
   std::int64_t grow_count_ = 0;
