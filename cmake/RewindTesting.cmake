@@ -5,6 +5,16 @@ include(GoogleTest)
 
 set(REWIND_MPI_RANKS "1;2;4" CACHE STRING "Rank counts every MPI test runs with")
 set(REWIND_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_btl_vader_single_copy_mechanism=none")
+# Under REWIND_SANITIZE (top-level CMakeLists.txt): report leaks at exit, suppressing only what
+# the uninstrumented MPI, HDF5 and PETSc libraries leak (tests/sanitizers/lsan.supp), and fail on
+# the first error. mpiexec passes the environment on to the ranks.
+if(REWIND_SANITIZE)
+  set(REWIND_LSAN_SUPPRESSIONS ${PROJECT_SOURCE_DIR}/tests/sanitizers/lsan.supp)
+  list(APPEND REWIND_TEST_ENV
+       "ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+       "LSAN_OPTIONS=suppressions=${REWIND_LSAN_SUPPRESSIONS}:print_suppressions=0"
+       "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
 
 execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _rewind_mpiexec_version
                 ERROR_QUIET)

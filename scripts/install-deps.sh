@@ -12,6 +12,7 @@ packages=(
   python3-matplotlib python3-h5py
   libxxhash-dev
   clang
+  valgrind  # memcheck on the schedule and store tests (ctest -L valgrind); ASan/UBSan come with g++
 )
 
 missing=()

@@ -257,7 +257,7 @@ TEST(TwoLevel, ScalesWithABoundedGap) {
     if (c.D != kUnlimited) {
       EXPECT_LE(r.disk.peak, c.D);
     }
-#ifdef NDEBUG
+#if defined(NDEBUG) && !defined(REWIND_SANITIZED)  // instrumented code is slower
     EXPECT_LT(seconds, c.seconds) << describe(p) << " planned and replayed in " << seconds << " s";
 #endif
     RecordProperty("seconds_" + std::to_string(c.n), std::to_string(seconds));
@@ -419,7 +419,7 @@ TEST(TwoLevel, ChainKeepsTheGapUnderOnePercent) {
         << describe(p) << ": cost " << r.cost << ", bound " << lower;
     EXPECT_LE(r.disk.peak, c.D);
     EXPECT_LE(r.ram.peak, c.S);
-#ifdef NDEBUG
+#if defined(NDEBUG) && !defined(REWIND_SANITIZED)  // instrumented code is slower
     EXPECT_LT(seconds, 10.0) << describe(p) << " planned and replayed in " << seconds << " s";
 #endif
     // Thinned layers (before the chain) planned 423 037 here, 1.08 % above the bound.

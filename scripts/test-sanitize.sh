@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The sanitizer configuration: builds rewind, its tests and apps with AddressSanitizer and
+# UndefinedBehaviorSanitizer (-DREWIND_SANITIZE=address,undefined) into
+# ${SANITIZE_BUILD_DIR:-build-sanitize} and runs the default suite there, less what does not run
+# rewind's code under the sanitizers: the install, format and layering checks (they build or read
+# sources) and the PETSc tutorial tests of PETSc's own trajectories (petsc.builtin*,
+# petsc.harness*). A leak, an invalid access or undefined behaviour fails the test that hit it;
+# tests/sanitizers/lsan.supp names the libraries whose own leaks are not reported. Extra
+# arguments go to ctest. CI runs it after scripts/test.sh (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+build_dir=${SANITIZE_BUILD_DIR:-build-sanitize}
+# Warnings are checked in the default build; GCC's flow warnings misfire on instrumented code.
+BUILD_DIR=$build_dir REWIND_WERROR=OFF CI= \
+  REWIND_CMAKE_ARGS="-DREWIND_SANITIZE=address,undefined -DREWIND_BUILD_BENCHMARKS=OFF ${REWIND_CMAKE_ARGS:-}" \
+  scripts/build.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ctest --test-dir "$build_dir" -LE 'bench|soak|valgrind' \
+  -E '^(install|format|layering)\.|^petsc\.(builtin|builtin_fails|harness)\.' \
+  --output-on-failure -j "$(nproc)" "$@"

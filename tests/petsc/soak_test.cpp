@@ -1,0 +1,119 @@
+// Soak (ctest label `soak`, not in the default run): an optimisation loop of 200 forward and
+// adjoint solves on one TS with the rewind trajectory under a two-level budget (RAM and a
+// parallel HDF5 file), as TAO drives one. Each adjoint must be bitwise PETSc's store-all
+// `memory` one; resident memory (VmRSS) and open file descriptors must stay flat after a
+// warm-up of 20 solves. Prints the figures (the largest over the ranks).
+#include <petscts.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "decay_problem.hpp"
+#include "rewind/petsc/trajectory.h"
+
+namespace {
+
+using rwd::testing::DecayProblem;
+using rwd::testing::same_bits;
+
+constexpr int kSolves = 200;
+constexpr int kWarmUp = 20;
+constexpr double kRssGrowthMiB = 8.0;  // see tests/engine/soak_test.cpp
+
+struct Figures {
+  double rss_mib = 0;
+  double peak_mib = 0;
+  double fds = 0;
+};
+
+double status_mib(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
+  }
+  return -1.0;
+}
+
+Figures figures() {
+  Figures f;
+  f.rss_mib = status_mib("VmRSS");
+  f.peak_mib = status_mib("VmHWM");
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    f.fds += 1;
+  }
+  return f;
+}
+
+PetscErrorCode print(const char* what, const Figures& mine) {
+  double in[3] = {mine.rss_mib, mine.peak_mib, mine.fds}, out[3] = {};
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "[soak] %-36s VmRSS %7.1f MiB, VmHWM %7.1f MiB, %3.0f open fds (max over "
+                        "ranks)\n",
+                        what, out[0], out[1], out[2]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode solve(DecayProblem& p, std::vector<PetscScalar>& out) {
+  PetscFunctionBegin;
+  PetscCall(rwd::testing::decay_forward(p));
+  PetscCall(rwd::testing::decay_adjoint(p, out));
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(TSTrajectoryRegisterRewind());
+  DecayProblem p;
+  PetscCall(rwd::testing::create_decay_problem(PETSC_COMM_WORLD, 64, 40, 1.0, p));
+  PetscCall(TSSetFromOptions(p.ts));
+  TSTrajectory tj;
+  PetscCall(TSGetTrajectory(p.ts, &tj));
+  std::vector<PetscScalar> reference, got;
+  PetscCall(TSTrajectorySetType(tj, p.ts, TSTRAJECTORYMEMORY));
+  PetscCall(solve(p, reference));
+
+  PetscCall(TSTrajectorySetType(tj, p.ts, TSTRAJECTORYREWIND));
+  PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, 3, 4));
+  PetscCall(TSTrajectorySetDirname(tj, "rewind-soak-checkpoints"));
+  PetscBool ok = PETSC_TRUE;
+  Figures warm;
+  PetscInt disk_writes = 0;
+  for (int k = 0; k < kSolves; ++k) {
+    PetscCall(solve(p, got));
+    if (!same_bits(got, reference)) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "solve %d: lambda differs from store-all\n", k));
+      ok = PETSC_FALSE;
+    }
+    TSTrajectoryRewindStats st;
+    PetscCall(TSTrajectoryRewindGetStats(tj, &st));
+    disk_writes += st.disk_writes;
+    if (k + 1 == kWarmUp) {
+      warm = figures();
+      PetscCall(print("after the warm-up (20 solves)", warm));
+    }
+  }
+  const Figures end = figures();
+  PetscCall(print("after 200 solves", end));
+  double growth[2] = {end.rss_mib - warm.rss_mib, end.fds - warm.fds}, worst[2] = {};
+  PetscCallMPI(MPI_Allreduce(growth, worst, 2, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "[soak] over the last %d solves: VmRSS grew by %.2f MiB, open fds by %.0f "
+                        "(most on a rank); %" PetscInt_FMT " disk checkpoints written\n",
+                        kSolves - kWarmUp, worst[0], worst[1], disk_writes));
+  if (worst[0] >= kRssGrowthMiB || worst[1] > 0 || disk_writes == 0) ok = PETSC_FALSE;
+
+  PetscBool all = PETSC_FALSE;
+  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", all ? "soak test passed" : "soak test FAILED"));
+  PetscCall(rwd::testing::destroy_decay_problem(p));
+  PetscCall(PetscFinalize());
+  return all ? 0 : 1;
+}
