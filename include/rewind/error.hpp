@@ -17,6 +17,7 @@ enum class ErrorCode {
   Corrupt,          ///< stored data failed its checksum or does not match what was written
   Mpi,              ///< an MPI call failed or ranks disagree
   Internal,         ///< a broken invariant inside rewind (a bug)
+  Client,           ///< the caller's code threw something else (a stepper, a task, a callback)
 };
 
 /// Human name of an error code ("invalid argument", ...).

@@ -16,6 +16,8 @@ const char* to_string(ErrorCode code) noexcept {
       return "MPI error";
     case ErrorCode::Internal:
       return "internal error";
+    case ErrorCode::Client:
+      return "error in the caller's code";
   }
   return "unknown error";
 }

@@ -224,7 +224,17 @@ struct Recording::Impl {
     require(stores != nullptr, "recording: the stores are null");
     stores->collect();
     sizes = agreed_sizes(stepper(), sets, stores->comm(), config, &stores->config());
+    state_shape = shapes_of(stepper().state());
+    pullback_shape = shapes_of(stepper().pullback());
     plan = plan_recording(config, sizes);
+    if (plan.params.disk != 0 && stores->config().store.directory.empty()) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "recording: the " + plan.schedule +
+                      " schedule may place checkpoints on disk, and no directory is set; set "
+                      "StoreConfig::directory (EngineConfig::store.directory, "
+                      "StoresConfig::store.directory) to an existing writable directory, or "
+                      "give no disk budget (params.disk = 0)");
+    }
     sched = schedule::make_schedule(plan.schedule, plan.params);
     steps = plan.params.steps;
     run = stores->next_run_id();
@@ -708,19 +718,39 @@ struct Recording::Impl {
     position = steps;
   }
 
+  // The layout of the stepper's fields (names owned here), taken when the recording was made:
+  // spill() runs on a parked recording whose stepper may be gone (an ensemble task's tape).
+  struct Shape {
+    std::string name;
+    std::size_t size = 0;
+    std::int64_t offset = 0;
+    std::int64_t global_size = 0;
+  };
+  static std::vector<Shape> shapes_of(const std::vector<Field>& fields) {
+    std::vector<Shape> out;
+    out.reserve(fields.size());
+    for (const Field& f : fields) {
+      out.push_back({std::string(f.name), f.data.size(), f.offset, f.global_size});
+    }
+    return out;
+  }
+
   void spill() {
     if (phase != Phase::Recorded && phase != Phase::Parked) require_phase(Phase::Parked, "spill()");
     for (const auto& [k, level] : record.held()) {
       const auto* entry = record.find(k, level);
       if (entry->store != Level::Ram) continue;
+      std::vector<const Shape*> like;
+      if (k.kind == Kind::Pullback) {
+        for (const Shape& sh : pullback_shape) like.push_back(&sh);
+      } else {
+        for (std::size_t v : entry->variables) like.push_back(&state_shape.at(v));
+      }
       std::vector<Field> copy;
-      const std::vector<Field> like = k.kind == Kind::Pullback
-                                          ? stepper().pullback()
-                                          : select(stepper().state(), entry->variables);
       scratch.resize(like.size());
       for (std::size_t j = 0; j < like.size(); ++j) {
-        scratch[j].assign(like[j].data.size(), 0.0);
-        copy.push_back({like[j].name, scratch[j], like[j].offset, like[j].global_size});
+        scratch[j].assign(like[j]->size, 0.0);
+        copy.push_back({like[j]->name, scratch[j], like[j]->offset, like[j]->global_size});
       }
       stores->ram().get(k, {copy, {}});
       record.read(*entry);
@@ -1029,6 +1059,7 @@ struct Recording::Impl {
   std::set<Key> prefetched;
   std::deque<Action> ahead;
   std::vector<std::vector<double>> scratch;
+  std::vector<Shape> state_shape, pullback_shape;
   RunStats stats;
   Phase phase = Phase::Recording;
   Step steps = 0;                            // n (0 while an online run has not ended)

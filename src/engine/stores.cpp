@@ -25,6 +25,10 @@ Stores::Stores(StoresConfig config) : config_(std::move(config)) {
           "stores: the disk capacity must be >= 0 checkpoints or unlimited, got " +
               std::to_string(c.disk));
   require(c.ram_bytes >= 0, "stores: the RAM capacity in bytes must be >= 0 (0: none)");
+  require(c.store.comm != MPI_COMM_NULL,
+          "stores: StoreConfig::comm is not set (EngineConfig::store.comm, "
+          "StoresConfig::store.comm); set it to the stepper's communicator (MPI_COMM_SELF for a "
+          "stepper on one rank)");
   ram_ = storage::make_store(c.ram_store, c.store);
 }
 
@@ -32,6 +36,11 @@ Stores::~Stores() = default;
 
 storage::Store& Stores::disk() {
   if (!disk_) {
+    require(!config_.store.directory.empty(),
+            "stores: checkpoints are to go to disk, and no directory is set; set "
+            "StoreConfig::directory (EngineConfig::store.directory, "
+            "StoresConfig::store.directory) to an existing writable directory, or give no disk "
+            "budget");
     disk_ = storage::make_store(config_.disk_store, config_.store);
   }
   return *disk_;

@@ -3,7 +3,9 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <exception>
 #include <fstream>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -29,6 +31,24 @@ std::vector<std::int64_t> TaskRunner::backward_order(std::vector<std::int64_t> t
 }
 
 namespace {
+
+// storage::capture() for the caller's code: what a task throws that is not an rwd::Error is the
+// caller's failure (ErrorCode::Client), not a broken invariant inside rewind.
+template <class Fn>
+std::optional<Error> capture_task(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::bad_alloc&) {
+    return Error(ErrorCode::Io, "out of memory");
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::Client, e.what());
+  } catch (...) {
+    return Error(ErrorCode::Client, "an exception that is not a std::exception");
+  }
+  return std::nullopt;
+}
 
 // What a group knows of one of its tasks, sent to every rank after a pass.
 struct Entry {
@@ -134,7 +154,13 @@ struct Ensemble::Impl {
   // Collective on the world: every rank throws the lowest failing rank's error if any failed.
   void agree_world(const std::optional<Error>& failure, TaskRunner& runner) {
     try {
-      storage::agree(groups.world(), failure);
+      // Every rank of a failed group holds its group's agreed failure: one brings it, so the
+      // note counts groups, not ranks.
+      storage::Verdict verdict;
+      if (groups.group_rank() == 0) verdict.local = failure;
+      verdict.unit = "group";
+      verdict.total = groups.groups();
+      storage::agree(groups.world(), verdict);
     } catch (...) {
       runner.discard();
       held = false;
@@ -232,7 +258,7 @@ struct Ensemble::Impl {
       e.begin = MPI_Wtime() - t0;
       std::vector<double> y;
       failure =
-          agree_task(storage::capture([&] { y = runner.forward(k); }), k, "forward sweep", runner);
+          agree_task(capture_task([&] { y = runner.forward(k); }), k, "forward sweep", runner);
       if (failure) {
         queue.stop();
         break;
@@ -347,7 +373,7 @@ struct Ensemble::Impl {
       const auto [off, len] = where[static_cast<std::size_t>(k)];
       const std::span<const double> yk(received.data() + off, static_cast<std::size_t>(len));
       std::vector<double> g;
-      failure = agree_task(storage::capture([&] {
+      failure = agree_task(capture_task([&] {
                              g = runner.backward(k, yk);
                              if (!sum) sum.emplace(g.size());
                              require(g.size() == sum->length(),

@@ -14,7 +14,8 @@ Groups::Groups(MPI_Comm comm, int group_size) {
   mpi_check(MPI_Comm_size(comm, &world_size_), "MPI_Comm_size");
   mpi_check(MPI_Comm_rank(comm, &world_rank_), "MPI_Comm_rank");
   require(group_size >= 1 && world_size_ % group_size == 0,
-          "ensemble: the group size (-rewind_ensemble_group_size) must be >= 1 and divide the " +
+          "ensemble: the group size (EnsembleConfig::group_size; PETSc: "
+          "-rewind_ensemble_group_size) must be >= 1 and divide the " +
               std::to_string(world_size_) + " ranks of the communicator, got " +
               std::to_string(group_size));
   group_size_ = group_size;

@@ -64,10 +64,20 @@ std::vector<double> StepperTasks::forward(std::int64_t k) {
   tape.order = recorded_++;
   record(k, *task, tape);
   std::vector<double> y = task->output();
-  tape.recording->park();
   const engine::RunStats stats = tape.recording->stats();
   tape.cost.steps = stats.steps;
   tape.cost.forward_steps = stats.forward_steps;
+  // Parking adds the final state and step n-1's pullback data to what the first sweep holds.
+  // When the group's capacity cannot hold that even alone, the tape is cut at once (its
+  // forward runs again just before its reverse, which needs only the plan's budget).
+  const engine::Claim parked = tape.recording->park_claim();
+  if (stores_->fits_alone(parked)) {
+    make_room(k, parked, tape.recording->id());
+    tape.recording->park();
+  } else {
+    tape.recording.reset();
+    tape.cost.cut = true;
+  }
   tapes_[k] = std::move(tape);
   return y;
 }

@@ -55,10 +55,12 @@ void agree(MPI_Comm comm, const Verdict& verdict) {
   mpi_check(MPI_Bcast(&length, 1, MPI_INT, first, comm), "MPI_Bcast (error length)");
   message.resize(static_cast<std::size_t>(length));
   mpi_check(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm), "MPI_Bcast (error message)");
-  const std::string note = " ranks failed; the lowest failing rank's error is shown]";
+  const std::string note = "s failed; the lowest failing ";  // in every note, whatever the unit
   if (count > 1 &&
       message.find(note) == std::string::npos) {  // an error agreed before keeps its note
-    message += " [" + std::to_string(count) + " of " + std::to_string(size) + note;
+    message += " [" + std::to_string(count) + " of " +
+               std::to_string(verdict.total > 0 ? verdict.total : size) + " " + verdict.unit +
+               note + verdict.unit + "'s error is shown]";
   }
   if (kept) throw KeptFailure(static_cast<ErrorCode>(code), message);
   throw Error(static_cast<ErrorCode>(code), message);

@@ -383,6 +383,47 @@ TEST(Engine, OnlineRunWithoutFinishedIsAnError) {
   EXPECT_NE(what.find("override finished()"), std::string::npos) << what;
 }
 
+// Nothing that decides where data goes has a silent default: a forgotten communicator (once
+// MPI_COMM_SELF, which failed at 2 ranks with a message about block offsets) and a forgotten
+// directory for a plan with disk slots (once the working directory) are refused, saying what to
+// set; a RAM-only plan needs no directory; disk costs default to PETSc's (1 a checkpoint).
+TEST(EngineDefaults, ForgottenCommunicatorOrDirectoryIsRefusedSayingWhatToSet) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const auto error_of = [&](const EngineConfig& c) {
+    std::string what;
+    try {
+      Engine engine(l96, c);
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    return what;
+  };
+  EngineConfig no_comm = config("revolve", 3, 0);
+  no_comm.store.comm = EngineConfig{}.store.comm;
+  const std::string comm_error = error_of(no_comm);
+  EXPECT_TRUE(all_ranks(comm_error.find("StoreConfig::comm is not set") != std::string::npos))
+      << comm_error;
+  EXPECT_NE(comm_error.find("MPI_COMM_SELF for a stepper on one rank"), std::string::npos);
+
+  EngineConfig no_dir = config("twolevel", 2, 4);
+  no_dir.store.directory = EngineConfig{}.store.directory;
+  const std::string dir_error = error_of(no_dir);
+  EXPECT_TRUE(all_ranks(dir_error.find("no directory is set") != std::string::npos)) << dir_error;
+  EXPECT_NE(dir_error.find("StoreConfig::directory"), std::string::npos) << dir_error;
+
+  // RAM only: no directory needed, and the gradient is store-all's.
+  EngineConfig ram_only = config("revolve", 3, 0);
+  ram_only.store.directory.clear();
+  const auto reference = adjoint(l96, storeall_config());
+  const auto ram_run = adjoint(l96, ram_only);
+  EXPECT_TRUE(all_ranks(bitwise_equal(reference.first, ram_run.first)));
+
+  const EngineConfig defaults;
+  EXPECT_EQ(defaults.params.write_cost, 1.0);
+  EXPECT_EQ(defaults.params.read_cost, 1.0);
+}
+
 // Runs `c` expecting an rwd::Error on every rank whose message contains `needle`; afterwards no
 // checkpoint file may be left in the store's directory.
 void expect_failed_run(TestStepper& s, const EngineConfig& c, const std::string& needle) {

@@ -4,6 +4,7 @@
 // errors. Every gradient is compared bit for bit with a run of the same task on its own.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <algorithm>
 
 #include <functional>
 #include <memory>
@@ -144,6 +145,36 @@ TEST_P(Parking, ParkedRecordingIsReversedByANewStepperObject) {
   stepper.reset();
   auto other = GetParam().stepper.make(ring);
   other->reset(0.37);  // different buffers, different contents
+  a.attach(*other);
+  a.reverse();
+  EXPECT_TRUE(all_ranks(bitwise_equal(other->gradient(), ga)));
+  stores->close();
+}
+
+// A parked recording is spilled after its stepper object is gone (an ensemble task's tape: the
+// task is destroyed once its forward ends), then reversed by a new stepper object. The spill
+// must not touch the old stepper (it once sized its copies from the stepper's buffers: a use
+// after free that crashed ensembles whose groups spilled).
+TEST_P(Parking, ParkedRecordingIsSpilledAfterItsStepperIsGone) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  auto stepper = GetParam().stepper.make(ring);
+  EngineConfig c = config("auto", GetParam().ram, GetParam().disk);
+  c.store.directory = scratch_dir("spill-gone");
+  const std::vector<double> ga = alone(*stepper, 0.0, c);
+  auto stores = std::make_shared<Stores>(stores_config("spill-gone"));
+  stepper->reset(0.0);
+  Recording a(*stepper, stores, c);
+  a.record();
+  a.park();
+  // Poison the buffers before they are freed, so that a read through a dangling view would at
+  // least see wrong sizes or values even without a sanitizer.
+  for (auto& f : stepper->state()) std::fill(f.data.begin(), f.data.end(), -1.0);
+  for (auto& f : stepper->pullback()) std::fill(f.data.begin(), f.data.end(), -1.0);
+  stepper.reset();
+  a.spill();
+  EXPECT_EQ(stores->ram().stats().live, 0);
+  auto other = GetParam().stepper.make(ring);
+  other->reset(0.37);
   a.attach(*other);
   a.reverse();
   EXPECT_TRUE(all_ranks(bitwise_equal(other->gradient(), ga)));

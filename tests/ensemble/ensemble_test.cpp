@@ -11,6 +11,8 @@
 #include <cmath>
 #include <memory>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 #include "../engine/engine_test_util.hpp"
 #include "rewind/engine/recording.hpp"
@@ -318,6 +320,24 @@ TEST_P(EnsembleMap, BudgetsThatForceSpillsAndCutsKeepTheGradient) {
   EXPECT_GT(cut, 0);
 }
 
+// A group capacity equal to the per-task budget: a tape fits while it is recorded, but not once
+// parked (the final state and the last step's data come on top), not even alone, and there is
+// no disk: every tape is cut at once and recorded again before its reverse. The gradient is
+// still the serial loop's (once an engine-level "run 1 needs 5 RAM checkpoints" error).
+TEST_P(EnsembleMap, GroupCapacityBelowAParkedTapeCutsItAndKeepsTheGradient) {
+  const int g = group_sizes().front();
+  StepperTasksConfig tc = tasks_config(3, 0, "tight");
+  tc.stores.ram = 3;
+  tc.stores.disk = 0;
+  const std::int64_t tasks = 3 * (world_size() / g);
+  const MapRun r = run_map(g, GetParam(), tasks, tc);
+  EXPECT_TRUE(all_ranks(bitwise_equal(r.gradient, serial_gradient(g, tasks))));
+  for (const auto& m : r.report.mapping) {
+    EXPECT_TRUE(m.cost.cut) << "task " << m.task;
+    EXPECT_GE(m.cost.forward_steps, 2 * m.cost.steps) << "task " << m.task;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Assign, EnsembleMap, ::testing::Values(Assign::Dynamic, Assign::Static),
                          [](const auto& p) { return std::string(ensemble::to_string(p.param)); });
 
@@ -379,7 +399,8 @@ class FailingTask final : public ensemble::Task {
     return inner_.output();
   }
   std::vector<double> gradient() override {
-    if (fail_ && !in_forward_) throw Error(ErrorCode::InvalidArgument, "NaN in the adjoint");
+    // Not an rwd::Error: the caller's own exception (ErrorCode::Client when agreed).
+    if (fail_ && !in_forward_) throw std::runtime_error("NaN in the adjoint");
     return inner_.gradient();
   }
 
@@ -399,12 +420,25 @@ TEST(Ensemble, FailedTaskIsAnErrorNamingItOnEveryRank) {
           return std::make_unique<FailingTask>(k, group, 3, in_forward);
         },
         tasks_config(3, 2, "failing"));
-    const std::string what = error_of([&] {
+    std::string what;
+    ErrorCode code = ErrorCode::Internal;
+    try {
       const auto y = ens.forward(6, runner);
       const std::vector<double> ybar = misfit_gradient(y.values);
       ens.backward(ybar, runner);
-    });
+    } catch (const Error& e) {
+      what = e.what();
+      code = e.code();
+    }
     EXPECT_TRUE(all_ranks(what.find("task 3 failed in its") != std::string::npos)) << what;
+    EXPECT_TRUE(all_ranks(code == (in_forward ? ErrorCode::InvalidArgument : ErrorCode::Client)))
+        << what;
+    // One group failed: no note counts the ranks of the world (its group mates hold the same
+    // error, and are not other failures). The group's own note counts its ranks.
+    if (world_size() > ec.group_size)
+      EXPECT_EQ(what.find(" of " + std::to_string(world_size()) + " ranks failed"),
+                std::string::npos)
+          << what;
     EXPECT_NE(what.find(in_forward ? "the solve diverged" : "NaN in the adjoint"),
               std::string::npos);
     EXPECT_EQ(runner.stores().ram().stats().live, 0) << "the failed map's tapes are freed";

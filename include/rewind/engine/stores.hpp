@@ -70,6 +70,8 @@ class Stores {
   void claim(std::int64_t run, const Claim& claim);
   /// Whether claim() would grant `claim` to run `run` now. Rank-local.
   bool fits(std::int64_t run, const Claim& claim) const;
+  /// Whether `claim` would fit with no other run holding anything. Rank-local.
+  bool fits_alone(const Claim& claim) const { return overflow(Claim{}, claim).empty(); }
   /// What claim() would grant run `run` at most now: the capacity less every other run's claim
   /// (kUnlimited for an unlimited level, 0 bytes for no byte limit). Rank-local.
   Claim available(std::int64_t run) const;

@@ -35,6 +35,10 @@ struct Verdict {
   std::optional<Error> kept;
   std::uint64_t layout = 0;  ///< what must be equal on every rank (0 when nothing must)
   std::string mismatch;      ///< the message when `layout` differs between ranks
+  /// What a failing rank stands for in the note "[2 of 4 ranks failed; ...]": "group" when
+  /// one rank per group brings its group's agreed failure, out of `total` (0: the ranks).
+  std::string unit = "rank";
+  int total = 0;
 };
 
 /// Collective on `comm`. When some rank has a kept failure, every rank throws KeptFailure with

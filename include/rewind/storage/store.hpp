@@ -85,8 +85,12 @@ struct StoreStats {
 
 /// How to build a store.
 struct StoreConfig {
-  MPI_Comm comm = MPI_COMM_SELF;  ///< the solver's communicator (duplicated by the store)
-  std::string directory = ".";    ///< disk stores: where the file goes
+  /// The solver's communicator (duplicated by the store). No default: a disk store, Stores and
+  /// Engine refuse MPI_COMM_NULL (MPI_COMM_SELF for a solver on one rank's own).
+  MPI_Comm comm = MPI_COMM_NULL;
+  /// Disk stores: where the file goes. No default: a disk store refuses an empty directory
+  /// (it never writes into the working directory unasked).
+  std::string directory;
   bool keep_files = false;        ///< disk stores: keep the file after a clean close
   std::string label = "run";      ///< disk stores: part of the file name (e.g. ensemble member)
   std::int64_t capacity = 0;      ///< RAM store: slots to preallocate (0 = grow on demand)

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     config.params.ram = 1;
     config.params.disk = rwd::schedule::kUnlimited;
     config.store.comm = MPI_COMM_WORLD;
+    config.store.directory = ".";  // the test's own build directory
     config.store.label = "consumer";
     config.store.async_io = false;
     rwd::engine::Engine engine(stepper, config);

@@ -1,0 +1,37 @@
+# Options that differ between ranks are refused by name on every rank, never a hang: the two
+# ranks of an MPMD launch get different values of one option each time, and each rank's
+# output must name that option (the test's timeout catches a hang).
+# Variables: EXE, LIB, MPIEXEC, WORK_DIR.
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+set(common -ts_max_steps 20 -dll_append ${LIB} -ts_trajectory_type rewind
+           -ts_trajectory_dirname ckpt)
+function(expect_refused option a b)
+  execute_process(COMMAND ${MPIEXEC} -n 1 --oversubscribe --output-filename out-${option}
+                          ${EXE} ${common} ${ARGN} ${option} ${a}
+                          : -n 1 ${EXE} ${common} ${ARGN} ${option} ${b}
+                  WORKING_DIRECTORY "${WORK_DIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err TIMEOUT 120)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "${option} ${a} / ${b}: the run succeeded:\n${out}\n${err}")
+  endif()
+  foreach(rank 0 1)
+    file(GLOB_RECURSE files "${WORK_DIR}/out-${option}/*/rank.${rank}/*")
+    set(text "")
+    foreach(f ${files})
+      file(READ "${f}" part)
+      string(APPEND text "${part}")
+    endforeach()
+    string(FIND "${text}" "${option} differs between ranks" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${option} ${a} / ${b}: rank ${rank} did not name the option (rc ${rc}):\n${text}\n${out}\n${err}")
+    endif()
+  endforeach()
+  message(STATUS "${option} ${a} / ${b}: refused by name on both ranks")
+endfunction()
+expect_refused(-ts_trajectory_max_cps_ram 3 4)
+expect_refused(-ts_trajectory_max_cps_disk 2 3 -ts_trajectory_max_cps_ram 2)
+expect_refused(-ts_trajectory_rewind_schedule revolve twolevel -ts_trajectory_max_cps_ram 3
+               -ts_trajectory_max_cps_disk 2)
+expect_refused(-ts_trajectory_rewind_ram_bytes 1e6 2e6)
+message("ranks differ: every option was refused by name on every rank")
