@@ -95,6 +95,12 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
         "    replay check: every recomputed state matched the forward run (hashing %.4f s; "
         "-ts_trajectory_rewind_verify 0 turns it off)\n",
         s.verify_seconds));
+  } else {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    replay check: off (-ts_trajectory_rewind_verify 0): recomputed states are not "
+        "compared with the forward run, so a model change rewind cannot see would give wrong "
+        "sensitivities silently\n"));
   }
   if (r.replayed_rejections > 0) {
     PetscCall(PetscViewerASCIIPrintf(
