@@ -11,7 +11,12 @@ set(REWIND_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;O
 if(REWIND_SANITIZE)
   set(REWIND_LSAN_SUPPRESSIONS ${PROJECT_SOURCE_DIR}/tests/sanitizers/lsan.supp)
   list(APPEND REWIND_TEST_ENV
-       "ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+       "ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
+       # Leak stacks through the uninstrumented libraries need the slow unwinder (they have no
+       # frame pointers), and OpenMPI's plug-ins must stay loaded at exit for their frames to
+       # have names the suppressions can match.
+       "OMPI_MCA_mca_base_component_disable_dlclose=1"
+       "PMIX_MCA_mca_base_component_disable_dlclose=1"
        "LSAN_OPTIONS=suppressions=${REWIND_LSAN_SUPPRESSIONS}:print_suppressions=0"
        "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()

@@ -57,7 +57,9 @@ inline std::pair<std::vector<double>, RunStats> adjoint(TestStepper& s, const En
 }
 
 inline bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  // memcmp must not see the null data() of an empty vector, even for zero bytes.
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 inline int world_rank() {

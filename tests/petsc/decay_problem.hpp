@@ -110,7 +110,7 @@ inline PetscErrorCode destroy_decay_problem(DecayProblem& p) {
 
 inline bool same_bits(const std::vector<PetscScalar>& a, const std::vector<PetscScalar>& b) {
   return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(PetscScalar)) == 0;
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(PetscScalar)) == 0);
 }
 
 }  // namespace rwd::testing

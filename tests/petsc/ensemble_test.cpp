@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   PetscCallMPI(MPI_Bcast(reference.data(), static_cast<int>(local), MPIU_SCALAR, 0, cross));
   PetscCallMPI(MPI_Comm_free(&cross));
   const bool same =
-      std::memcmp(reference.data(), g.data(), g.size() * sizeof(PetscScalar)) == 0 && local > 0;
+      local > 0 && std::memcmp(reference.data(), g.data(), g.size() * sizeof(PetscScalar)) == 0;
   PetscBool all = PETSC_FALSE, mine = same ? PETSC_TRUE : PETSC_FALSE;
   PetscCallMPI(MPI_Allreduce(&mine, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
   const char* json;

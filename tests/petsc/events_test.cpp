@@ -297,7 +297,7 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Check check, R
 
 bool same(const std::vector<PetscScalar>& a, const std::vector<PetscScalar>& b) {
   return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(PetscScalar)) == 0;
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(PetscScalar)) == 0);
 }
 
 bool all_ranks(bool local) {
