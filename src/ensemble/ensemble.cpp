@@ -3,12 +3,11 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <exception>
 #include <fstream>
-#include <new>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "agreement.hpp"
 #include "groups.hpp"
@@ -32,22 +31,10 @@ std::vector<std::int64_t> TaskRunner::backward_order(std::vector<std::int64_t> t
 
 namespace {
 
-// storage::capture() for the caller's code: what a task throws that is not an rwd::Error is the
-// caller's failure (ErrorCode::Client), not a broken invariant inside rewind.
+// What a task throws that is not an rwd::Error is the caller's failure, not rewind's.
 template <class Fn>
 std::optional<Error> capture_task(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  } catch (const std::bad_alloc&) {
-    return Error(ErrorCode::Io, "out of memory");
-  } catch (const std::exception& e) {
-    return Error(ErrorCode::Client, e.what());
-  } catch (...) {
-    return Error(ErrorCode::Client, "an exception that is not a std::exception");
-  }
-  return std::nullopt;
+  return storage::capture(std::forward<Fn>(fn), ErrorCode::Client);
 }
 
 // What a group knows of one of its tasks, sent to every rank after a pass.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/process_figures.hpp"
 #include "engine_test_util.hpp"
 #include "rewind/engine/recording.hpp"
 #include "rewind/engine/stores.hpp"
@@ -29,30 +30,8 @@ using engine::StoresConfig;
 
 // ---- what the process holds -----------------------------------------------------------------
 
-struct ProcessFigures {
-  double rss_mib = 0;   // VmRSS: resident now
-  double peak_mib = 0;  // VmHWM: the most resident so far
-  int fds = 0;          // open file descriptors
-};
-
-double status_mib(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
-  }
-  return -1.0;
-}
-
-ProcessFigures process_figures() {
-  ProcessFigures f;
-  f.rss_mib = status_mib("VmRSS");
-  f.peak_mib = status_mib("VmHWM");
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    ++f.fds;
-  }
-  return f;
-}
+using soak::process_figures;
+using soak::ProcessFigures;
 
 // The largest of each figure over the ranks, for printing.
 ProcessFigures max_over_ranks(const ProcessFigures& mine) {

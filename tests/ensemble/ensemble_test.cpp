@@ -435,10 +435,11 @@ TEST(Ensemble, FailedTaskIsAnErrorNamingItOnEveryRank) {
         << what;
     // One group failed: no note counts the ranks of the world (its group mates hold the same
     // error, and are not other failures). The group's own note counts its ranks.
-    if (world_size() > ec.group_size)
+    if (world_size() > ec.group_size) {
       EXPECT_EQ(what.find(" of " + std::to_string(world_size()) + " ranks failed"),
                 std::string::npos)
           << what;
+    }
     EXPECT_NE(what.find(in_forward ? "the solve diverged" : "NaN in the adjoint"),
               std::string::npos);
     EXPECT_EQ(runner.stores().ram().stats().live, 0) << "the failed map's tapes are freed";

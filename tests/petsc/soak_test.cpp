@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/process_figures.hpp"
 #include "decay_problem.hpp"
 #include "rewind/petsc/trajectory.h"
 
@@ -23,33 +24,11 @@ constexpr int kSolves = 200;
 constexpr int kWarmUp = 20;
 constexpr double kRssGrowthMiB = 8.0;  // see tests/engine/soak_test.cpp
 
-struct Figures {
-  double rss_mib = 0;
-  double peak_mib = 0;
-  double fds = 0;
-};
-
-double status_mib(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
-  }
-  return -1.0;
-}
-
-Figures figures() {
-  Figures f;
-  f.rss_mib = status_mib("VmRSS");
-  f.peak_mib = status_mib("VmHWM");
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    f.fds += 1;
-  }
-  return f;
-}
+using Figures = rwd::soak::ProcessFigures;
+using rwd::soak::process_figures;
 
 PetscErrorCode print(const char* what, const Figures& mine) {
-  double in[3] = {mine.rss_mib, mine.peak_mib, mine.fds}, out[3] = {};
+  double in[3] = {mine.rss_mib, mine.peak_mib, static_cast<double>(mine.fds)}, out[3] = {};
   PetscFunctionBegin;
   PetscCallMPI(MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
@@ -96,13 +75,14 @@ int main(int argc, char** argv) {
     PetscCall(TSTrajectoryRewindGetStats(tj, &st));
     disk_writes += st.disk_writes;
     if (k + 1 == kWarmUp) {
-      warm = figures();
+      warm = process_figures();
       PetscCall(print("after the warm-up (20 solves)", warm));
     }
   }
-  const Figures end = figures();
+  const Figures end = process_figures();
   PetscCall(print("after 200 solves", end));
-  double growth[2] = {end.rss_mib - warm.rss_mib, end.fds - warm.fds}, worst[2] = {};
+  double growth[2] = {end.rss_mib - warm.rss_mib, static_cast<double>(end.fds - warm.fds)},
+         worst[2] = {};
   PetscCallMPI(MPI_Allreduce(growth, worst, 2, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "[soak] over the last %d solves: VmRSS grew by %.2f MiB, open fds by %.0f "

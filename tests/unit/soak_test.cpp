@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "../support/process_figures.hpp"
 #include "rewind/schedule/binomial.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/simulator.hpp"
@@ -63,19 +64,8 @@ double heap_mib() {
   return static_cast<double>(m.uordblks + m.hblkhd) / (1024.0 * 1024.0);
 }
 
-// VmHWM after resetting it (writing 5 to /proc/self/clear_refs): the peak resident memory of
-// what runs between reset_peak() and peak_mib().
-void reset_peak() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
-double status_mib(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::stod(line.substr(key.size() + 1)) / 1024.0;
-  }
-  return -1.0;
-}
+using rwd::soak::reset_peak;
+using rwd::soak::status_mib;
 
 // What planning the two-level and mixed schedules takes and what a schedule keeps afterwards
 // (rewind-plan --ram 5 --disk 30 --schedule twolevel peaks at 4.2 MB resident at 2 000 steps and

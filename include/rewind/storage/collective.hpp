@@ -52,9 +52,10 @@ void agree(MPI_Comm comm, const Verdict& verdict);
 void agree(MPI_Comm comm, const std::optional<Error>& local, std::uint64_t layout = 0,
            const std::string& mismatch = {});
 
-/// Runs `fn`, turning whatever it throws into an Error for agree().
+/// Runs `fn`, turning whatever it throws into an Error for agree(). An exception that is not an
+/// rwd::Error gets `other`: Internal inside rewind, Client around the caller's code (a task).
 template <class Fn>
-std::optional<Error> capture(Fn&& fn) {
+std::optional<Error> capture(Fn&& fn, ErrorCode other = ErrorCode::Internal) {
   try {
     fn();
   } catch (const Error& e) {
@@ -62,7 +63,9 @@ std::optional<Error> capture(Fn&& fn) {
   } catch (const std::bad_alloc&) {
     return Error(ErrorCode::Io, "out of memory");
   } catch (const std::exception& e) {
-    return Error(ErrorCode::Internal, e.what());
+    return Error(other, e.what());
+  } catch (...) {
+    return Error(other, "an exception that is not a std::exception");
   }
   return std::nullopt;
 }
