@@ -250,7 +250,8 @@ TEST(TwoLevel, ScalesWithABoundedGap) {
     const std::clock_t start = std::clock();
     auto s = make_schedule("twolevel", p);
     const SimulationResult r = simulate(*s, p);
-    const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+    [[maybe_unused]] const double seconds =
+        static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
     const double lower = *s->lower_bound();
     EXPECT_LE(lower, r.cost + 1e-9);
     EXPECT_LT(r.cost - lower, 0.01 * r.cost) << describe(p);
