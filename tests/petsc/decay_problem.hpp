@@ -108,6 +108,14 @@ inline PetscErrorCode destroy_decay_problem(DecayProblem& p) {
   PetscFunctionReturn(0);
 }
 
+// One forward + adjoint solve from the same initial state; `out` gets this rank's lambda(0).
+inline PetscErrorCode decay_solve(DecayProblem& p, std::vector<PetscScalar>& out) {
+  PetscFunctionBegin;
+  PetscCall(decay_forward(p));
+  PetscCall(decay_adjoint(p, out));
+  PetscFunctionReturn(0);
+}
+
 inline bool same_bits(const std::vector<PetscScalar>& a, const std::vector<PetscScalar>& b) {
   return a.size() == b.size() &&
          (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(PetscScalar)) == 0);

@@ -15,14 +15,6 @@ namespace {
 using rwd::testing::DecayProblem;
 using rwd::testing::same_bits;
 
-// One forward + adjoint solve from the same initial state; returns this rank's lambda(0).
-PetscErrorCode solve(DecayProblem& p, std::vector<PetscScalar>& out) {
-  PetscFunctionBegin;
-  PetscCall(rwd::testing::decay_forward(p));
-  PetscCall(rwd::testing::decay_adjoint(p, out));
-  PetscFunctionReturn(0);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -37,7 +29,7 @@ int main(int argc, char** argv) {
   PetscCall(TSGetTrajectory(p.ts, &tj));
   std::vector<PetscScalar> reference, got;
   PetscCall(TSTrajectorySetType(tj, p.ts, TSTRAJECTORYMEMORY));
-  PetscCall(solve(p, reference));
+  PetscCall(rwd::testing::decay_solve(p, reference));
 
   PetscCall(TSTrajectorySetType(tj, p.ts, TSTRAJECTORYREWIND));
   PetscCall(TSTrajectoryRewindSetSchedule(tj, "revolve"));
@@ -49,7 +41,7 @@ int main(int argc, char** argv) {
   if (!TSTrajectoryRewindGetSchedule(tj, &plan)) ok = PETSC_FALSE;
   PetscCall(PetscPopErrorHandler());
   for (int round = 0; round < 3; ++round) {
-    PetscCall(solve(p, got));
+    PetscCall(rwd::testing::decay_solve(p, got));
     const PetscBool same = same_bits(got, reference) ? PETSC_TRUE : PETSC_FALSE;
     TSTrajectoryRewindStats st;
     PetscCall(TSTrajectoryRewindGetStats(tj, &st));
@@ -79,7 +71,7 @@ int main(int argc, char** argv) {
   // No budget: auto stores every step, stages included, and the getter says so.
   PetscCall(TSTrajectoryRewindSetSchedule(tj, "auto"));
   PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, -1, 0));
-  PetscCall(solve(p, got));
+  PetscCall(rwd::testing::decay_solve(p, got));
   PetscCall(TSTrajectoryRewindGetSchedule(tj, &plan));
   const PetscBool storeall_ok = (std::strcmp(plan.schedule, "storeall") == 0 &&
                                  plan.stores_stages && same_bits(got, reference))

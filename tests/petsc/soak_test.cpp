@@ -38,13 +38,6 @@ PetscErrorCode print(const char* what, const Figures& mine) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode solve(DecayProblem& p, std::vector<PetscScalar>& out) {
-  PetscFunctionBegin;
-  PetscCall(rwd::testing::decay_forward(p));
-  PetscCall(rwd::testing::decay_adjoint(p, out));
-  PetscFunctionReturn(0);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,7 +50,7 @@ int main(int argc, char** argv) {
   PetscCall(TSGetTrajectory(p.ts, &tj));
   std::vector<PetscScalar> reference, got;
   PetscCall(TSTrajectorySetType(tj, p.ts, TSTRAJECTORYMEMORY));
-  PetscCall(solve(p, reference));
+  PetscCall(rwd::testing::decay_solve(p, reference));
 
   PetscCall(TSTrajectorySetType(tj, p.ts, TSTRAJECTORYREWIND));
   PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, 3, 4));
@@ -66,7 +59,7 @@ int main(int argc, char** argv) {
   Figures warm;
   PetscInt disk_writes = 0;
   for (int k = 0; k < kSolves; ++k) {
-    PetscCall(solve(p, got));
+    PetscCall(rwd::testing::decay_solve(p, got));
     if (!same_bits(got, reference)) {
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "solve %d: lambda differs from store-all\n", k));
       ok = PETSC_FALSE;
