@@ -1,5 +1,6 @@
 #include "rewind/engine/engine.hpp"
 
+#include "resumable_run.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine {
@@ -26,6 +27,16 @@ struct Engine::Impl {
 Engine::Engine(Stepper& stepper, EngineConfig config)
     : impl_(std::make_unique<Impl>(
           Impl{stepper, config, std::make_shared<Stores>(stores_config(config)), {}})) {
+  const EngineConfig& c = impl_->config;
+  if (c.resume.enabled || c.resume.resume) {
+    detail::check_resumable(stepper, c);
+    detail::agree_resume_config(impl_->stores->comm(), c.resume);
+    // Each interval is planned alike (the last may be shorter); the durable states go to disk.
+    impl_->plan = plan_for(impl_->stepper, impl_->stores->comm(),
+                           detail::interval_config(c, detail::resume_interval(c)));
+    impl_->stores->disk();
+    return;
+  }
   // Planning checks the configuration now; the recording made by run() reuses the plan.
   impl_->plan = plan_for(impl_->stepper, impl_->stores->comm(), impl_->config);
   // A directory that cannot take the disk checkpoints is an error now, not in the middle of run().
@@ -42,6 +53,7 @@ RunStats Engine::run() {
   Impl& s = *impl_;
   const auto t0 = SteadyClock::now();
   try {
+    if (s.config.resume.enabled) return detail::run_resumable(s.stepper, s.stores, s.config);
     Recording recording(s.stepper, s.stores, s.config);
     recording.record();
     RunStats stats = recording.reverse();

@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "rewind/engine/stats.hpp"
 
@@ -35,7 +37,37 @@ std::string RunStats::summary() const {
                 static_cast<long long>(disk.peak), mib(disk.peak_bytes).c_str(),
                 mib(disk.bytes_written).c_str(), forward_seconds, recompute_seconds,
                 adjoint_seconds, io_seconds, io_overlap_seconds, verify_seconds, total_seconds);
-  return buf;
+  std::string out = buf;
+  if (resumed_at >= 0) {
+    out += "  resumed at step " + std::to_string(resumed_at) +
+           (resumed_in_reverse ? " of the reverse sweep\n" : " of the first sweep\n");
+  }
+  return out;
+}
+
+void RunStats::add(const RunStats& s) {
+  if (schedule.empty()) schedule = s.schedule;
+  steps += s.steps;
+  forward_steps += s.forward_steps;
+  adjoint_steps += s.adjoint_steps;
+  for (auto [to, from] : {std::pair{&ram, &s.ram}, std::pair{&disk, &s.disk}}) {
+    to->writes += from->writes;
+    to->reads += from->reads;
+    to->bytes_written += from->bytes_written;
+    to->bytes_read += from->bytes_read;
+    to->peak = std::max(to->peak, from->peak);
+    to->peak_bytes = std::max(to->peak_bytes, from->peak_bytes);
+  }
+  forward_seconds += s.forward_seconds;
+  recompute_seconds += s.recompute_seconds;
+  adjoint_seconds += s.adjoint_seconds;
+  io_seconds += s.io_seconds;
+  io_overlap_seconds += s.io_overlap_seconds;
+  total_seconds += s.total_seconds;
+  parks += s.parks;
+  verify_seconds += s.verify_seconds;
+  rebuilt_steps += s.rebuilt_steps;
+  rerecorded_steps += s.rerecorded_steps;
 }
 
 std::string RunStats::json() const {
@@ -53,7 +85,8 @@ std::string RunStats::json() const {
      << ", \"io_overlap_seconds\": " << io_overlap_seconds
      << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks
      << ", \"verify_seconds\": " << verify_seconds << ", \"rebuilt_steps\": " << rebuilt_steps
-     << ", \"rerecorded_steps\": " << rerecorded_steps << "}";
+     << ", \"rerecorded_steps\": " << rerecorded_steps << ", \"resumed_at\": " << resumed_at
+     << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false") << "}";
   return os.str();
 }
 

@@ -55,32 +55,6 @@ std::string count(std::int64_t n) {
   return n == schedule::kUnlimited ? std::string("unlimited") : std::to_string(n);
 }
 
-// Sums what each segment's recording did into the run's statistics.
-void add(engine::RunStats& total, const engine::RunStats& s) {
-  if (total.schedule.empty()) total.schedule = s.schedule;
-  total.steps += s.steps;
-  total.forward_steps += s.forward_steps;
-  total.adjoint_steps += s.adjoint_steps;
-  for (auto [to, from] : {std::pair{&total.ram, &s.ram}, std::pair{&total.disk, &s.disk}}) {
-    to->writes += from->writes;
-    to->reads += from->reads;
-    to->bytes_written += from->bytes_written;
-    to->bytes_read += from->bytes_read;
-    to->peak = std::max(to->peak, from->peak);
-    to->peak_bytes = std::max(to->peak_bytes, from->peak_bytes);
-  }
-  total.forward_seconds += s.forward_seconds;
-  total.recompute_seconds += s.recompute_seconds;
-  total.adjoint_seconds += s.adjoint_seconds;
-  total.io_seconds += s.io_seconds;
-  total.io_overlap_seconds += s.io_overlap_seconds;
-  total.total_seconds += s.total_seconds;
-  total.parks += s.parks;
-  total.verify_seconds += s.verify_seconds;
-  total.rebuilt_steps += s.rebuilt_steps;
-  total.rerecorded_steps += s.rerecorded_steps;
-}
-
 }  // namespace
 
 SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
@@ -405,7 +379,7 @@ void SolveRun::complete_prepared() {
   if (prepared_local_ >= 0) {
     s.recording->adjoint_done(prepared_local_);
     if (prepared_local_ == 0) {
-      add(total_, s.recording->finish());
+      total_.add(s.recording->finish());
       s.done = true;
     }
   }

@@ -1016,6 +1016,24 @@ void Hdf5Store::abandon() noexcept {
   impl_->abandoned = true;
 }
 
+std::vector<SealedBlock> Hdf5Store::sealed_blocks(const Key& key) const {
+  const Impl& s = *impl_;
+  const auto it = s.entries.find(key);
+  if (it == s.entries.end()) detail::throw_missing(kStore, "sealed_blocks", key, s.rank);
+  const Impl::Entry& e = it->second;
+  if (!e.sealed) {
+    throw Error(ErrorCode::InvalidArgument,
+                detail::where(kStore, "sealed_blocks", key, s.rank) +
+                    ": the checkpoint is not sealed yet (flush() seals it)");
+  }
+  std::vector<SealedBlock> blocks;
+  for (std::size_t f = 0; f < e.layout.fields.size(); ++f) {
+    const auto& field = e.layout.fields[f];
+    blocks.push_back({field.name, e.at[f], field.size, e.checksums[f]});
+  }
+  return blocks;
+}
+
 std::int64_t Hdf5Store::field_file_offset(const Key& key, std::string_view field) {
   QuietHdf5 quiet;
   BlockFileSizeSignal no_sigxfsz;

@@ -45,6 +45,8 @@ class Ring {
   int local() const { return local_; }
   int offset() const { return offset_; }
   int global() const { return global_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
   MPI_Comm comm() const { return comm_; }
 
   /// ext = [x_{o-2}, x_{o-1}, x_o .. x_{o+local-1}, x_{o+local}]: two left halo entries, one right.
@@ -177,6 +179,11 @@ class Lorenz96Rk4 final : public TestStepper {
             ring_.field("y3", stages_[2]), ring_.field("y4", stages_[3])};
   }
   StepAccess access(Step) override { return {{0, 1}, {0}}; }  // reads x and F, writes x
+  /// lambda and this rank's part of dJ/dF (one value a rank).
+  std::vector<Field> adjoint_state() override {
+    return {ring_.field("lambda", lambda_),
+            {"dJdF", std::span<double>(&gforcing_, 1), ring_.rank(), ring_.size()}};
+  }
 
   void reset(double h) override {
     for (int j = 0; j < ring_.local(); ++j) {
@@ -277,6 +284,9 @@ class DiffusionDecay final : public TestStepper {
   std::vector<Field> state() override { return {ring_.field("x", x_), ring_.field("p", p_)}; }
   std::vector<Field> pullback() override { return {ring_.field("x_in", x_in_)}; }
   StepAccess access(Step) override { return {{0, 1}, {0}}; }  // reads x and p, writes x
+  std::vector<Field> adjoint_state() override {
+    return {ring_.field("lambda", lambda_), ring_.field("dJdp", gp_)};
+  }
 
   void reset(double h) override { reset(h, h); }
 

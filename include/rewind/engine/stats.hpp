@@ -29,8 +29,15 @@ struct RunStats {
   double verify_seconds = 0.0;  ///< hashing states for the replay check (RecordingConfig::verify)
   std::int64_t rebuilt_steps = 0;     ///< steps recomputed to rebuild a working state the host lost
   std::int64_t rerecorded_steps = 0;  ///< steps run again after Recording::thin()
+  /// A resumed run (EngineConfig::resume): the step it went on from, in the first sweep or the
+  /// reverse sweep; -1 for a run that started at x_0.
+  std::int64_t resumed_at = -1;
+  bool resumed_in_reverse = false;  ///< it went on from a durable adjoint state
 
   std::int64_t recomputed() const { return forward_steps - steps; }
+  /// Adds what another recording of the same run did (a run in segments): counts, traffic and
+  /// times add up, peaks are the larger; the schedule stays the first one's.
+  void add(const RunStats& other);
 
   /// A few human lines.
   std::string summary() const;

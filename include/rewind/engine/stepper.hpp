@@ -71,6 +71,13 @@ class Stepper {
   /// stepper computes its own (Engine::run()).
   virtual void begin_adjoint(std::span<const double> seed) { (void)seed; }
 
+  /// The adjoint's own variables, for runs that survive a kill (EngineConfig::resume): every
+  /// buffer the adjoint carries from one adjoint step to the next (the cotangent of the state,
+  /// and the gradient accumulated for the parameters), as this rank's blocks of distributed
+  /// arrays (a per-rank scalar is an array of one value per rank). A resumed reverse sweep loads
+  /// them and goes on with adjoint() without calling begin_adjoint(). Called like state(). The
+  /// default has none: such a stepper cannot be run resumable.
+  virtual std::vector<Field> adjoint_state() { return {}; }
   /// The adjoint of step i, with pullback() holding step i's recorded data.
   virtual void adjoint(Step i) = 0;
 

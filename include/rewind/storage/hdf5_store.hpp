@@ -7,6 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
+#include "rewind/storage/sealed_blocks.hpp"
 #include "rewind/storage/store.hpp"
 
 namespace rwd::storage {
@@ -101,6 +104,12 @@ class Hdf5Store final : public Store {
   /// The name the file gets after a clean close with keep_files.
   std::string final_path() const;
 
+  /// This rank's blocks of checkpoint `key` once it is sealed (after flush()): where they lie
+  /// in the file and their checksums, so that they can be read back without HDF5
+  /// (read_sealed_blocks()), as a resumed run reads the file of a run that was killed.
+  /// Rank-local. Throws Error(InvalidArgument) if the store does not hold `key` or has not
+  /// sealed it yet.
+  std::vector<SealedBlock> sealed_blocks(const Key& key) const;
   /// Collective. Byte offset in the file of the data of field `field` of checkpoint `key`; rank
   /// r's block starts 8 * rank_offsets[r] bytes later. For tools and for tests that damage a
   /// file on purpose.

@@ -1,0 +1,73 @@
+#pragma once
+/// @file
+/// The manifest of a resumable run (docs/resume.md): what of a run is durable on disk, and what
+/// problem it belongs to. A text file written atomically next to the checkpoint files (written
+/// to a temporary, synced, renamed), so that after a kill it is either the last version or the
+/// one before, never torn. Its last line is a checksum of the lines before it.
+///
+///   rewind resume manifest 1
+///   identity <hex>                     the caller's identity text (program, options), hex
+///   ranks <P>
+///   steps <n>
+///   interval <L>                       durable states at 0, L, 2L, ... < n
+///   generation <g>                     the runs so far that wrote it (1, 2 after a resume, ...)
+///   field <kind> <i> <name hex> <global size>          kind: state | adjoint
+///   layout <kind> <rank> <i> <offset> <count>           every rank's block of every field
+///   <kind> <step> <file name hex>      a durable state at a step, or the adjoint state there
+///   block <rank> <i> <byte offset> <count> <checksum hex>   its blocks, after it
+///   end <checksum hex>
+///
+/// States are listed by increasing step; at most one adjoint state is listed (the reverse sweep
+/// went down to its step).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rewind/schedule/action.hpp"
+#include "rewind/storage/sealed_blocks.hpp"
+
+namespace rwd::engine {
+
+/// One distributed field: its name, global size and every rank's block.
+struct ManifestField {
+  std::string name;
+  std::int64_t global_size = 0;
+  std::vector<std::int64_t> offsets;  ///< by rank
+  std::vector<std::int64_t> counts;   ///< by rank
+  bool operator==(const ManifestField&) const = default;
+};
+
+/// A durable state or adjoint state: at which step, in which file (a name in the manifest's
+/// directory) and where every rank's blocks are.
+struct ManifestEntry {
+  schedule::Step step = 0;
+  std::string file;
+  std::vector<std::vector<storage::SealedBlock>> blocks;  ///< [rank][field]
+};
+
+struct Manifest {
+  std::string identity;
+  int ranks = 0;
+  schedule::Step steps = 0;
+  schedule::Step interval = 0;
+  std::int64_t generation = 0;
+  std::vector<ManifestField> state, adjoint;
+  std::vector<ManifestEntry> states;     ///< by increasing step
+  std::optional<ManifestEntry> reverse;  ///< the adjoint state the reverse sweep reached
+};
+
+/// The manifest as text, its checksum line included.
+std::string to_text(const Manifest& manifest);
+/// Reads a manifest. Throws Error(Corrupt) naming `source` and the line for anything out of
+/// place: a bad checksum, an unknown line, numbers out of range, blocks that do not match the
+/// layout, states out of order or off the interval.
+Manifest parse_manifest(std::string_view text, const std::string& source);
+/// What differs between the problem a manifest was written for and `now` (identity, ranks,
+/// steps, interval, fields and their layout), one phrase per difference; empty when they are
+/// the same problem.
+std::vector<std::string> differences(const Manifest& saved, const Manifest& now);
+
+}  // namespace rwd::engine

@@ -1,0 +1,140 @@
+#include "resume_files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+
+#include "rewind/error.hpp"
+
+namespace rwd::engine::detail {
+
+namespace {
+
+std::string sanitized(const std::string& label) {
+  std::string out;
+  for (char c : label) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? std::string("run") : out;
+}
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
+  throw Error(ErrorCode::Io, "resume: " + what + " '" + path + "': " + std::strerror(error));
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::string manifest_path(const std::string& directory, const std::string& label) {
+  return (std::filesystem::path(directory) / ("rewind-" + sanitized(label) + ".resume")).string();
+}
+
+std::string data_link_name(const std::string& label, std::int64_t generation) {
+  return "rewind-" + sanitized(label) + ".resume-" + std::to_string(generation) + ".h5";
+}
+
+std::optional<std::string> read_text(const std::string& path) {
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    fail("cannot open", path, errno);
+  }
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) fail("cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(ErrorCode::Io, "resume: '" + path + "' is not a regular file");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t got = ::read(file.fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail("cannot read", path, errno);
+    if (got == 0) break;
+    text.append(buf, static_cast<std::size_t>(got));
+    if (text.size() > (std::size_t{1} << 30)) {
+      throw Error(ErrorCode::Corrupt, "resume: '" + path + "' is over 1 GiB: not a manifest");
+    }
+  }
+  return text;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    Fd file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (file.fd < 0) fail("cannot create", tmp, errno);
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t put = ::write(file.fd, text.data() + done, text.size() - done);
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        fail("cannot write", tmp, e);
+      }
+      done += static_cast<std::size_t>(put);
+    }
+    if (::fsync(file.fd) != 0) {
+      const int e = errno;
+      ::unlink(tmp.c_str());
+      fail("cannot sync", tmp, e);
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    fail("cannot rename the manifest to", path, e);
+  }
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  Fd d{::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (d.fd < 0 || ::fsync(d.fd) != 0) fail("cannot sync the directory of", path, errno);
+}
+
+void hard_link(const std::string& from, const std::string& to) {
+  if (::link(from.c_str(), to.c_str()) != 0) {
+    const int e = errno;
+    throw Error(ErrorCode::Io, "resume: cannot link '" + to + "' to the checkpoint file '" + from +
+                                   "' (a resumable run keeps its checkpoint file under a second "
+                                   "name, which needs hard links in the directory): " +
+                                   std::strerror(e));
+  }
+}
+
+void remove_file(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) fail("cannot remove", path, errno);
+}
+
+std::vector<std::string> data_links(const std::string& directory, const std::string& label) {
+  const std::string prefix = "rewind-" + sanitized(label) + ".resume-";
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(directory, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= prefix.size() + 3 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - 3, 3, ".h5") != 0) {
+      continue;
+    }
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec2;
+    if (!e.is_regular_file(ec2) || e.is_symlink(ec2)) continue;
+    out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace rwd::engine::detail

@@ -1,0 +1,32 @@
+#pragma once
+// The files of a resumable run: its manifest, written atomically, and the links that keep the
+// checkpoint files of earlier (killed) runs alive. Rank-local; the callers decide which rank.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rwd::engine::detail {
+
+/// `<directory>/rewind-<label>.resume`, the label sanitised as the HDF5 store does it.
+std::string manifest_path(const std::string& directory, const std::string& label);
+/// The name, in the directory, of the link generation `g` keeps to its checkpoint file:
+/// `rewind-<label>.resume-<g>.h5`.
+std::string data_link_name(const std::string& label, std::int64_t generation);
+/// The file's text, or nothing when it does not exist. Throws Error(Io) with the OS's reason
+/// for anything else.
+std::optional<std::string> read_text(const std::string& path);
+/// Replaces `path` by `text` so that a kill leaves the old or the new file, never a torn one:
+/// written to `<path>.tmp-<pid>`, synced, renamed over `path`, and the directory synced.
+/// Throws Error(Io) with the OS's reason (the temporary is removed).
+void write_atomically(const std::string& path, const std::string& text);
+/// A hard link `to` of `from`. Throws Error(Io) with the OS's reason (a file system without
+/// hard links cannot keep a killed run's checkpoints).
+void hard_link(const std::string& from, const std::string& to);
+/// Removes the file if it exists; throws Error(Io) if it exists and cannot be removed.
+void remove_file(const std::string& path);
+/// The names in `directory` of every generation's link (`rewind-<label>.resume-<g>.h5`, exactly
+/// that pattern, regular files only).
+std::vector<std::string> data_links(const std::string& directory, const std::string& label);
+
+}  // namespace rwd::engine::detail
