@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "resume_files.hpp"
@@ -141,6 +142,7 @@ class ResumableRun {
       Shifted again(stepper_, b, true);
       Recording h(again, stores_, interval_config(config_, interval));
       h.record();
+      check_replay(a);
       h.begin_reverse();
       for (Step i = interval - 1; i >= 0; --i) {
         h.prepare_adjoint(i);
@@ -197,8 +199,8 @@ class ResumableRun {
       throw Error(ErrorCode::InvalidArgument,
                   "resume: '" + path_ +
                       "' describes a run that was killed or failed, resumable from its "
-                      "checkpoints; this run is not told to resume it (ResumeConfig::resume; "
-                      "PETSc: -ts_trajectory_rewind_resume) and will not overwrite it: resume "
+                      "checkpoints; this run is not told to resume it (ResumeConfig::resume) and "
+                      "will not overwrite it: resume "
                       "it, give this run another label or directory, or remove that file and "
                       "the rewind-<label>.resume-*.h5 files next to it to start again");
     }
@@ -229,6 +231,7 @@ class ResumableRun {
     if (saved.reverse) check_entry(*saved.reverse, saved.adjoint);
     m_ = saved;
     m_.generation = saved.generation + 1;
+    for (const ManifestEntry& e : m_.states) remember(e);
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
             std::set<std::string> listed;
             for (const ManifestEntry& e : m_.states) listed.insert(e.file);
@@ -259,6 +262,38 @@ class ResumableRun {
     std::optional<Error> failed = capture([&] { storage::read_sealed_blocks(file, blocks, into); });
     if (failed && !note.empty()) failed.emplace(failed->code(), failed->what() + note);
     agree(comm_, failed);
+  }
+
+  // The first sweep's state at `step`, as a durable state's checksums on this rank.
+  void remember(const ManifestEntry& e) {
+    std::vector<std::uint64_t>& sums = first_sweep_[e.step];
+    sums.clear();
+    for (const storage::SealedBlock& b : e.blocks[static_cast<std::size_t>(rank_)]) {
+      sums.push_back(b.checksum);
+    }
+  }
+
+  // An interval taken again in the reverse sweep must reach the state the first sweep reached
+  // there (RecordingConfig::verify): a stepper that is not deterministic is stopped on every
+  // rank, naming the step and the field, rather than giving a wrong gradient.
+  void check_replay(Step step) {
+    if (!config_.verify) return;
+    const auto it = first_sweep_.find(step);
+    std::optional<Error> differs;
+    if (it != first_sweep_.end()) {
+      const std::vector<Field> fields = stepper_.state();
+      for (std::size_t f = 0; f < fields.size() && f < it->second.size(); ++f) {
+        if (storage::block_checksum(fields[f].data) == it->second[f]) continue;
+        differs.emplace(ErrorCode::Corrupt,
+                        "resume: the state recomputed at step " + std::to_string(step) +
+                            " differs from the first sweep's in field '" +
+                            std::string(fields[f].name) + "' on rank " + std::to_string(rank_) +
+                            ": the stepper does not take the same steps again from the same "
+                            "state (RecordingConfig::verify)");
+        break;
+      }
+    }
+    agree(comm_, differs);
   }
 
   const ManifestEntry& state_at(Step step) const {
@@ -312,6 +347,7 @@ class ResumableRun {
         m_.states.pop_back();
       }
     } else {
+      remember(e);
       m_.states.push_back(std::move(e));
     }
     publish();
@@ -365,6 +401,7 @@ class ResumableRun {
   std::string dir_, path_, link_;
   bool linked_ = false;
   Manifest now_, m_;
+  std::map<Step, std::vector<std::uint64_t>> first_sweep_;  // checksums of durable states
   std::int64_t state_run_ = 0, adjoint_run_ = 0;
 };
 

@@ -28,6 +28,10 @@ std::string os_reason(const std::string& what, const std::string& path, int erro
 
 }  // namespace
 
+std::uint64_t block_checksum(std::span<const double> values) noexcept {
+  return detail::checksum(values);
+}
+
 void read_sealed_blocks(const std::string& path, std::span<const SealedBlock> blocks,
                         std::span<const FieldSpan> out) {
   if (blocks.size() != out.size()) {
@@ -65,7 +69,7 @@ void read_sealed_blocks(const std::string& path, std::span<const SealedBlock> bl
       }
       done += static_cast<std::size_t>(got);
     }
-    const std::uint64_t sum = detail::checksum(std::span<const double>(out[f].data));
+    const std::uint64_t sum = block_checksum(out[f].data);
     if (sum != blocks[f].checksum) {
       char hex[80];
       std::snprintf(hex, sizeof hex, "%016llx, expected %016llx",

@@ -20,6 +20,9 @@ struct SealedBlock {
   std::uint64_t checksum = 0;  ///< the block's rwd64 checksum (the store's)
 };
 
+/// The checksum SealedBlock::checksum holds for a block of these values (rwd64).
+std::uint64_t block_checksum(std::span<const double> values) noexcept;
+
 /// Reads `blocks` from the file `path` (pread) into `out`, the same fields in the same order with
 /// the same counts, and checks each block against its checksum. Rank-local. Throws
 /// Error(InvalidArgument) if `out` does not match `blocks`, Error(Io) with the operating system's

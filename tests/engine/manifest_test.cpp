@@ -1,0 +1,173 @@
+// The resume manifest: written and read back exactly, every kind of damage refused with the
+// line, and the differences between two problems named.
+
+#include "rewind/engine/manifest.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "rewind/error.hpp"
+
+namespace rwd::engine {
+namespace {
+
+Manifest sample() {
+  Manifest m;
+  m.identity = "heat -n 64 (dt 0.01)";
+  m.ranks = 2;
+  m.steps = 30;
+  m.interval = 5;
+  m.generation = 2;
+  m.state = {{"x", 10, {0, 4}, {4, 6}}, {"F", 10, {0, 4}, {4, 6}}};
+  m.adjoint = {{"lambda", 10, {0, 4}, {4, 6}}, {"dJdF", 2, {0, 1}, {1, 1}}};
+  for (std::int64_t step : {0, 5, 10}) {
+    ManifestEntry e;
+    e.step = step;
+    e.file = "rewind-run.resume-" + std::to_string(step / 5 + 1) + ".h5";
+    for (std::int64_t r = 0; r < 2; ++r) {
+      const std::int64_t n = r == 0 ? 4 : 6;
+      const auto u = static_cast<std::uint64_t>(step + r);
+      e.blocks.push_back({{"x", 4096 + 800 * step + 8 * 4 * r, n, 0x1234u + 7u * u},
+                          {"F", 8192 + 800 * step + 8 * 4 * r, n, ~0ull - u}});
+    }
+    m.states.push_back(e);
+  }
+  ManifestEntry a;
+  a.step = 15;
+  a.file = "rewind-run.resume-2.h5";
+  a.blocks = {{{"lambda", 100, 4, 1}, {"dJdF", 200, 1, 2}},
+              {{"lambda", 132, 6, 3}, {"dJdF", 208, 1, 4}}};
+  m.reverse = a;
+  return m;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_manifest(text, "m");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Corrupt) << e.what();
+    return e.what();
+  }
+  return {};
+}
+
+// The text with `from` replaced by `to` once. The reader checks each line as it comes and the
+// checksum only at the end line, so a damaged line is reported as what it is.
+std::string edited(const std::string& text, const std::string& from, const std::string& to) {
+  std::string body = text.substr(0, text.rfind("end "));
+  const std::size_t at = body.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) body.replace(at, from.size(), to);
+  return body + "end 0000000000000000\n";
+}
+
+TEST(Manifest, IsReadBackExactly) {
+  const Manifest m = sample();
+  const std::string text = to_text(m);
+  const Manifest back = parse_manifest(text, "m");
+  EXPECT_EQ(back.identity, m.identity);
+  EXPECT_EQ(back.ranks, 2);
+  EXPECT_EQ(back.steps, 30);
+  EXPECT_EQ(back.interval, 5);
+  EXPECT_EQ(back.generation, 2);
+  EXPECT_EQ(back.state, m.state);
+  EXPECT_EQ(back.adjoint, m.adjoint);
+  ASSERT_EQ(back.states.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.states[i].step, m.states[i].step);
+    EXPECT_EQ(back.states[i].file, m.states[i].file);
+    for (std::size_t r = 0; r < 2; ++r) {
+      for (std::size_t f = 0; f < 2; ++f) {
+        const auto& a = back.states[i].blocks[r][f];
+        const auto& b = m.states[i].blocks[r][f];
+        EXPECT_EQ(a.field, b.field);
+        EXPECT_EQ(a.at, b.at);
+        EXPECT_EQ(a.count, b.count);
+        EXPECT_EQ(a.checksum, b.checksum);
+      }
+    }
+  }
+  ASSERT_TRUE(back.reverse.has_value());
+  EXPECT_EQ(back.reverse->step, 15);
+  EXPECT_EQ(back.reverse->blocks[1][1].checksum, 4u);
+  EXPECT_EQ(to_text(back), text);
+  EXPECT_TRUE(differences(back, m).empty());
+}
+
+TEST(Manifest, AnyChangedByteFailsItsChecksumAndACutFileIsSaidToBeCut) {
+  const std::string text = to_text(sample());
+  for (std::size_t i = 0; i + 25 < text.size(); i += 7) {  // past the first line
+    if (i < 25) continue;
+    std::string bad = text;
+    bad[i] = bad[i] == '1' ? '2' : '1';
+    EXPECT_FALSE(error_of(bad).empty()) << "byte " << i;
+  }
+  const std::string cut = text.substr(0, text.size() / 2);
+  const std::string what = error_of(cut.substr(0, cut.rfind('\n') + 1));
+  EXPECT_NE(what.find("no 'end' line (the file was cut short)"), std::string::npos) << what;
+  EXPECT_NE(error_of(text.substr(0, text.size() - 1)).find("no newline"), std::string::npos);
+  EXPECT_NE(error_of("PK\x03\x04 zip\n").find("not a rewind resume manifest"), std::string::npos);
+  EXPECT_NE(error_of("").find("not a rewind resume manifest"), std::string::npos);
+}
+
+TEST(Manifest, StructuralDamageIsNamedWithItsLine) {
+  const std::string text = to_text(sample());
+  const auto expect = [&](const std::string& from, const std::string& to, const std::string& why) {
+    const std::string what = error_of(edited(text, from, to));
+    EXPECT_NE(what.find(why), std::string::npos) << from << " -> " << to << ": " << what;
+    EXPECT_NE(what.find("resume manifest 'm', line "), std::string::npos) << what;
+  };
+  expect("ranks 2\n", "ranks 0\n", "ranks: 0 is out of range");
+  expect("ranks 2\n", "ranks two\n", "'two' is not an integer");
+  expect("interval 5\n", "interval 31\n", "interval: 31 is out of range");
+  expect("\nstate 5 ", "\nstate 7 ", "step 7 is not a multiple of the interval");
+  expect("\nstate 10 ", "\nstate 5 ", "states are listed by increasing step");
+  expect("steps 30\n", "steps 30\nbogus 1\n", "expected 'interval'");
+  expect("block 1 1 ", "block 1 0 ", "blocks of a rank are listed once each");
+  expect("layout state 1 0 4 6\n", "", "field 'x' has no layout for rank 1");
+  expect("layout state 1 0 4 6", "layout state 1 0 4 7", "out of range");
+  expect("generation 2\n", "generation 2\nfield state 0 78 10\n",
+         "fields are numbered 0, 1, ... in order");
+  // The last state's blocks of rank 1 removed: found missing at the next entry.
+  const std::string tail = "adjoint 15 ";
+  std::string cut = text.substr(0, text.find(tail));
+  cut = cut.substr(0, cut.rfind("block 1 0"));
+  const std::string what = error_of(cut + text.substr(text.find(tail)));
+  EXPECT_NE(what.find("lacks blocks of rank 1"), std::string::npos) << what;
+  // File names stay in the manifest's directory.
+  expect("\nstate 0 ", "\nstate 0 2e2e2f", "a file name is a plain name");
+}
+
+TEST(Manifest, DifferencesNameWhatChanged) {
+  const Manifest a = sample();
+  Manifest b = a;
+  b.identity = "heat -n 128";
+  b.ranks = 3;
+  b.steps = 40;
+  b.state[1].name = "G";
+  b.adjoint[0].global_size = 12;
+  b.state[0].counts = {5, 5};
+  const std::vector<std::string> d = differences(a, b);
+  std::string all;
+  for (const auto& s : d) all += s + "\n";
+  EXPECT_NE(all.find("the identity (ResumeConfig::identity) was 'heat -n 64 (dt 0.01)', is "
+                     "'heat -n 128'"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("the rank count was 2, is 3"), std::string::npos) << all;
+  EXPECT_NE(all.find("the step count was 30, is 40"), std::string::npos) << all;
+  EXPECT_NE(all.find("state field 1 was 'F', is 'G'"), std::string::npos) << all;
+  EXPECT_NE(all.find("adjoint state field 'lambda' had 10 values, has 12"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("state field 'x' is split over the ranks differently"), std::string::npos)
+      << all;
+  // Generation and entries are not the problem's identity.
+  Manifest c = a;
+  c.generation = 9;
+  c.states.clear();
+  EXPECT_TRUE(differences(a, c).empty());
+}
+
+}  // namespace
+}  // namespace rwd::engine

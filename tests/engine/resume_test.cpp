@@ -1,0 +1,246 @@
+// Resumable runs (EngineConfig::resume) in one process: bitwise against store-all, the files
+// they leave, what they refuse, the replay check across intervals, and a run that failed and is
+// resumed. The kills (SIGKILL to mpirun) are in kill_resume.sh.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "engine_test_util.hpp"
+#include "rewind/engine/manifest.hpp"
+
+namespace rwd::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+EngineConfig resumable(const std::string& sub, std::int64_t ram, Step interval,
+                       std::int64_t disk = kUnlimited) {
+  EngineConfig c = config("auto", ram, disk);
+  c.store.directory = scratch_dir("resume-" + sub);
+  c.store.label = "resume-test";
+  c.resume.enabled = true;
+  c.resume.interval = interval;
+  c.resume.identity = "resume_test";
+  return c;
+}
+
+// A resumable configuration in an empty directory (a failed test may have left files).
+EngineConfig fresh_resumable(const std::string& sub, std::int64_t ram, Step interval) {
+  EngineConfig c = resumable(sub, ram, interval);
+  if (world_rank() == 0) {
+    for (const auto& e : fs::directory_iterator(c.store.directory)) fs::remove(e.path());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return c;
+}
+
+std::string manifest_of(const EngineConfig& c) {
+  return (fs::path(c.store.directory) / "rewind-resume_test.resume").string();  // label sanitised
+}
+
+std::string error_of(TestStepper& s, const EngineConfig& c) {
+  try {
+    s.reset(0.0);
+    Engine engine(s, c);
+    engine.run();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Throws at adjoint step `at` on every rank, once.
+class FailsOnce final : public engine::Stepper {
+ public:
+  FailsOnce(TestStepper& inner, Step at) : inner_(inner), at_(at) {}
+  std::vector<Field> state() override { return inner_.state(); }
+  std::vector<Field> pullback() override { return inner_.pullback(); }
+  StepAccess access(Step i) override { return inner_.access(i); }
+  std::vector<Field> adjoint_state() override { return inner_.adjoint_state(); }
+  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
+  void forward(Step i, const StepContext& c) override { inner_.forward(i, c); }
+  void adjoint(Step i) override {
+    if (i == at_) {
+      at_ = -1;
+      throw std::runtime_error("the adjoint solver diverged");
+    }
+    inner_.adjoint(i);
+  }
+
+ private:
+  TestStepper& inner_;
+  Step at_;
+};
+
+// Takes a different step the second time it takes step `at` (a model changed behind rewind).
+class ChangesOnReplay final : public engine::Stepper {
+ public:
+  ChangesOnReplay(TestStepper& inner, Step at) : inner_(inner), at_(at) {}
+  std::vector<Field> state() override { return inner_.state(); }
+  std::vector<Field> pullback() override { return inner_.pullback(); }
+  StepAccess access(Step i) override { return inner_.access(i); }
+  std::vector<Field> adjoint_state() override { return inner_.adjoint_state(); }
+  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
+  void forward(Step i, const StepContext& c) override {
+    inner_.forward(i, c);
+    if (i == at_ && c.recompute) inner_.state()[0].data[0] += 1e-12;
+  }
+  void adjoint(Step i) override { inner_.adjoint(i); }
+
+ private:
+  TestStepper& inner_;
+  Step at_;
+};
+
+TEST(Resume, ResumableRunsAreBitwiseStoreAllAndLeaveNothing) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  DiffusionDecay diffusion(ring, 0.2);
+  for (TestStepper* s : {static_cast<TestStepper*>(&l96), static_cast<TestStepper*>(&diffusion)}) {
+    const auto [reference, ref_stats] = adjoint(*s, storeall_config());
+    // Intervals of one step, uneven (30 = 4 * 7 + 2), half the run and the whole run; RAM from 1.
+    for (const auto& [interval, ram] : std::vector<std::pair<Step, std::int64_t>>{
+             {1, 1}, {7, 1}, {7, 3}, {15, 2}, {30, 4}, {30, 30}}) {
+      for (bool async : {true, false}) {
+        EngineConfig c = fresh_resumable("fresh", ram, interval);
+        c.store.async_io = async;
+        const auto [gradient, stats] = adjoint(*s, c);
+        EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)))
+            << "interval " << interval << ", RAM " << ram << ", async " << async;
+        EXPECT_EQ(stats.steps, kSteps);
+        EXPECT_EQ(stats.adjoint_steps, kSteps);
+        EXPECT_EQ(stats.resumed_at, -1);
+        EXPECT_GE(stats.forward_steps, kSteps);
+        EXPECT_EQ(rewind_files(c.store.directory), 0) << "interval " << interval;
+      }
+    }
+  }
+}
+
+TEST(Resume, AFailedRunIsResumedFromItsLastDurableAdjointState) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const auto [reference, ref_stats] = adjoint(l96, storeall_config());
+  EngineConfig c = fresh_resumable("failed", 2, 5);
+  FailsOnce failing(l96, 12);
+  l96.reset(0.0);
+  std::string what;
+  try {
+    Engine engine(failing, c);
+    engine.run();
+  } catch (const std::exception& e) {  // the stepper's own exception comes through
+    what = e.what();
+  }
+  EXPECT_NE(what.find("the adjoint solver diverged"), std::string::npos) << what;
+  // What it made durable stays, listed in its manifest: x_0, x_5, x_10 and the adjoint at 15.
+  ASSERT_TRUE(all_ranks(fs::exists(manifest_of(c))));
+  std::ifstream in(manifest_of(c));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const engine::Manifest m = engine::parse_manifest(text, manifest_of(c));
+  ASSERT_EQ(m.states.size(), 3u);
+  EXPECT_EQ(m.states.back().step, 10);
+  ASSERT_TRUE(m.reverse.has_value());
+  EXPECT_EQ(m.reverse->step, 15);
+
+  // Without resume it is refused and left alone; with it, the run goes on from the adjoint at 15.
+  l96.reset(0.0);
+  const std::string refused = error_of(l96, c);
+  EXPECT_TRUE(all_ranks(refused.find("not told to resume it") != std::string::npos)) << refused;
+  EXPECT_TRUE(all_ranks(fs::exists(manifest_of(c))));
+  c.resume.resume = true;
+  const auto [gradient, stats] = adjoint(l96, c);
+  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
+  EXPECT_EQ(stats.resumed_at, 15);
+  EXPECT_TRUE(stats.resumed_in_reverse);
+  EXPECT_EQ(stats.adjoint_steps, 15);
+  EXPECT_NE(stats.summary().find("resumed at step 15 of the reverse sweep"), std::string::npos);
+  EXPECT_NE(stats.json().find("\"resumed_at\": 15"), std::string::npos);
+  EXPECT_EQ(rewind_files(c.store.directory), 0);
+  // With nothing left to resume, resume starts at x_0.
+  const auto [again, again_stats] = adjoint(l96, c);
+  EXPECT_TRUE(all_ranks(bitwise_equal(again, reference)));
+  EXPECT_EQ(again_stats.resumed_at, -1);
+}
+
+TEST(Resume, AStepperThatChangesOnReplayIsStoppedNamingTheStep) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const EngineConfig c = fresh_resumable("replay", 2, 5);
+  ChangesOnReplay changing(l96, 13);
+  l96.reset(0.0);
+  std::string what;
+  try {
+    Engine engine(changing, c);
+    engine.run();
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_TRUE(all_ranks(what.find("the state recomputed at step 15 differs from the first "
+                                  "sweep's in field 'x'") != std::string::npos))
+      << what;
+  // Clean up what the failed run keeps for a resume.
+  if (world_rank() == 0) {
+    for (const auto& e : fs::directory_iterator(c.store.directory)) fs::remove(e.path());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Resume, BadSettingsAreRefusedSayingWhatToSet) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const auto expect = [&](const EngineConfig& c, const std::string& text) {
+    const std::string what = error_of(l96, c);
+    EXPECT_TRUE(all_ranks(what.find(text) != std::string::npos)) << what << "\nwanted: " << text;
+  };
+  EngineConfig online = resumable("bad", 3, 5);
+  online.params.steps = 0;
+  expect(online, "needs the step count (params.steps)");
+  EngineConfig no_dir = resumable("bad", 3, 5);
+  no_dir.store.directory.clear();
+  expect(no_dir, "set StoreConfig::directory");
+  expect(resumable("bad", 3, 0), "params.disk is unlimited: set the interval or a disk budget");
+  expect(resumable("bad", 3, -2), "ResumeConfig::interval must be >= 0");
+  expect(resumable("bad", 3, 2, 10), "raise the interval (or 0 for the smallest that fits)");
+  expect(resumable("bad", 3, 0, 1), "params.disk must be >= 2");
+  EngineConfig not_enabled = resumable("bad", 3, 5);
+  not_enabled.resume.enabled = false;
+  not_enabled.resume.resume = true;
+  expect(not_enabled, "ResumeConfig::resume is set and ResumeConfig::enabled is not");
+  EngineConfig ram_store = resumable("bad", 3, 5);
+  ram_store.disk_store = "ram";
+  expect(ram_store, "in the \"hdf5\" disk store");
+  EngineConfig differs = resumable("bad", 3, 5);
+  differs.resume.identity = world_rank() == 0 ? "a" : "b";
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1) {
+    expect(differs, "ResumeConfig::identity differs between ranks");
+  }
+  // A stepper without adjoint_state(): DiffusionDecay's fields wrapped without it.
+  class NoAdjointState final : public engine::Stepper {
+   public:
+    explicit NoAdjointState(TestStepper& s) : s_(s) {}
+    std::vector<Field> state() override { return s_.state(); }
+    std::vector<Field> pullback() override { return s_.pullback(); }
+    void forward(Step i, const StepContext& c) override { s_.forward(i, c); }
+    void adjoint(Step i) override { s_.adjoint(i); }
+
+   private:
+    TestStepper& s_;
+  } bare(l96);
+  std::string what;
+  try {
+    Engine engine(bare, resumable("bad", 3, 5));
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_TRUE(all_ranks(what.find("has no Stepper::adjoint_state()") != std::string::npos)) << what;
+  EXPECT_EQ(rewind_files(resumable("bad", 3, 5).store.directory), 0);
+}
+
+}  // namespace
+}  // namespace rwd::testing
