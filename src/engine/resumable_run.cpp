@@ -122,12 +122,13 @@ class ResumableRun {
       }
       first_sweep = n - b;
       const auto tf = SteadyClock::now();
+      const double io_before = io_.seconds;
       for (; b + interval < n; b += interval) {
         for (Step i = b; i < b + interval; ++i) stepper_.forward(i, StepContext{});
         total.forward_steps += interval;
         make_durable(false, b + interval);
       }
-      total.forward_seconds += seconds_since(tf);
+      total.forward_seconds += seconds_since(tf) - (io_.seconds - io_before);
       Shifted last(stepper_, b, false);
       Recording r(last, stores_, interval_config(config_, n - b));
       r.record();
@@ -160,6 +161,14 @@ class ResumableRun {
       if (b > 0) make_durable(true, b);
     }
     total.steps = first_sweep;
+    // The durable states and adjoint states: disk traffic of their own.
+    total.disk.writes += io_.writes;
+    total.disk.bytes_written += io_.bytes_written;
+    total.disk.reads += io_.reads;
+    total.disk.bytes_read += io_.bytes_read;
+    total.disk.peak = std::max(total.disk.peak, io_.peak);
+    total.disk.peak_bytes = std::max(total.disk.peak_bytes, io_.peak_bytes);
+    total.io_seconds += io_.seconds;
     total.schedule = "resumable(" + std::to_string(interval) + ", " + total.schedule + ")";
     stores_->close();
     clean_up();
@@ -257,11 +266,15 @@ class ResumableRun {
 
   // Reads a durable entry into `into` (this rank's blocks), on every rank or none.
   void load(const ManifestEntry& e, const std::vector<Field>& into, const std::string& note = {}) {
+    const auto t0 = SteadyClock::now();
+    ++io_.reads;
+    for (const Field& f : into) io_.bytes_read += static_cast<std::int64_t>(f.data.size_bytes());
     const std::string file = (std::filesystem::path(dir_) / e.file).string();
     const auto& blocks = e.blocks[static_cast<std::size_t>(rank_)];
     std::optional<Error> failed = capture([&] { storage::read_sealed_blocks(file, blocks, into); });
     if (failed && !note.empty()) failed.emplace(failed->code(), failed->what() + note);
     agree(comm_, failed);
+    io_.seconds += seconds_since(t0);
   }
 
   // The first sweep's state at `step`, as a durable state's checksums on this rank.
@@ -322,6 +335,7 @@ class ResumableRun {
   // Makes the state (or the adjoint state) the stepper holds at `step` durable, lists it in the
   // manifest, and frees what the manifest no longer lists.
   void make_durable(bool adjoint, Step step) {
+    const auto t0 = SteadyClock::now();
     storage::Hdf5Store& store = disk();
     const Key key{step, Kind::Restart, adjoint ? adjoint_run_ : state_run_};
     const std::vector<Field> fields = adjoint ? stepper_.adjoint_state() : stepper_.state();
@@ -353,6 +367,18 @@ class ResumableRun {
     publish();
     // Only now that no manifest lists them may their room in the file be reused.
     for (const Key& k : freed) store.erase(k);
+    std::int64_t bytes = 0;
+    for (const Field& f : fields) bytes += static_cast<std::int64_t>(f.data.size_bytes());
+    ++io_.writes;
+    io_.bytes_written += bytes;
+    held_[key] = bytes;
+    for (const Key& k : freed) held_.erase(k);
+    io_.live = static_cast<std::int64_t>(held_.size());
+    io_.live_bytes = 0;
+    for (const auto& [k, b] : held_) io_.live_bytes += b;
+    io_.peak = std::max(io_.peak, io_.live);
+    io_.peak_bytes = std::max(io_.peak_bytes, io_.live_bytes);
+    io_.seconds += seconds_since(t0);
   }
 
   std::vector<std::vector<storage::SealedBlock>> gather(
@@ -401,6 +427,11 @@ class ResumableRun {
   std::string dir_, path_, link_;
   bool linked_ = false;
   Manifest now_, m_;
+  // Traffic of the durable states and adjoint states (this rank).
+  struct : tape::LevelTraffic {
+    double seconds = 0.0;
+  } io_;
+  std::map<Key, std::int64_t> held_;  // bytes of what this run holds in its own file
   std::map<Step, std::vector<std::uint64_t>> first_sweep_;  // checksums of durable states
   std::int64_t state_run_ = 0, adjoint_run_ = 0;
 };

@@ -2,7 +2,7 @@
 // and resumed: the program tests/engine/kill_resume.sh drives. Prints (rank 0) one line:
 //   result gradient <hash of every rank's gradient bits> forward <steps> adjoint <steps>
 //          resumed_at <step> reverse <0|1>
-// Usage: rewind_resume_app --dir D [--steps N] [--ram R] [--disk D] [--interval L]
+// Usage: rewind_resume_app --dir D [--steps N] [--size cells] [--ram R] [--disk D] [--interval L]
 //          [--stepper lorenz|diffusion] [--plain] [--resume] [--identity S] [--sync]
 //          [--kill-forward K | --kill-adjoint K] [--marker FILE]
 // --plain runs the Engine without resume (the baseline); --kill-* makes rank 0 write FILE and
@@ -77,6 +77,7 @@ std::uint64_t fnv1a(const std::vector<double>& values) {
 int run(int argc, char** argv) {
   std::string dir, stepper_name = "lorenz", identity = "resume_app", marker;
   Step steps = 120, kill_forward = -1, kill_adjoint = -1, interval = 0;
+  int cells = 96;
   std::int64_t ram = 4, disk = 12;
   bool plain = false, resume = false, sync = false;
   for (int a = 1; a < argc; ++a) {
@@ -89,6 +90,8 @@ int run(int argc, char** argv) {
       dir = value();
     else if (arg == "--steps")
       steps = std::stoll(value());
+    else if (arg == "--size")
+      cells = std::stoi(value());
     else if (arg == "--ram")
       ram = std::stoll(value());
     else if (arg == "--disk")
@@ -114,7 +117,7 @@ int run(int argc, char** argv) {
     else
       throw std::runtime_error("unknown argument " + arg);
   }
-  Ring ring(MPI_COMM_WORLD, 96);
+  Ring ring(MPI_COMM_WORLD, cells);
   std::unique_ptr<TestStepper> inner;
   if (stepper_name == "lorenz")
     inner = std::make_unique<Lorenz96Rk4>(ring, 0.01);
@@ -156,11 +159,13 @@ int run(int argc, char** argv) {
   MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, 0,
               MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("result gradient %016llx forward %lld adjoint %lld resumed_at %lld reverse %d\n",
-                static_cast<unsigned long long>(fnv1a(all)),
-                static_cast<long long>(stats.forward_steps),
-                static_cast<long long>(stats.adjoint_steps),
-                static_cast<long long>(stats.resumed_at), stats.resumed_in_reverse ? 1 : 0);
+    std::printf(
+        "result gradient %016llx forward %lld adjoint %lld resumed_at %lld reverse %d "
+        "seconds %.3f disk_writes %lld\n",
+        static_cast<unsigned long long>(fnv1a(all)), static_cast<long long>(stats.forward_steps),
+        static_cast<long long>(stats.adjoint_steps), static_cast<long long>(stats.resumed_at),
+        stats.resumed_in_reverse ? 1 : 0, stats.total_seconds,
+        static_cast<long long>(stats.disk.writes));
     std::fflush(stdout);
   }
   return 0;
