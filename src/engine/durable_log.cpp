@@ -1,0 +1,355 @@
+#include "durable_log.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "resume_files.hpp"
+#include "rewind/storage/collective.hpp"
+#include "rewind/storage/hdf5_store.hpp"
+#include "rewind/timing.hpp"
+
+namespace rwd::engine::detail {
+
+namespace {
+
+using storage::agree;
+using storage::capture;
+using storage::Key;
+
+// Every rank's block of each field, agreed to have the same names and sizes on every rank.
+std::vector<ManifestField> shapes(const std::vector<Field>& fields, MPI_Comm comm, int size,
+                                  const std::string& what) {
+  std::uint64_t names = fields.size();
+  for (const Field& f : fields) {
+    names = names * 1099511628211ull ^ std::hash<std::string_view>{}(f.name);
+    names = names * 1099511628211ull ^ static_cast<std::uint64_t>(f.global_size);
+  }
+  agree(comm, std::nullopt, names | 1,
+        "resume: " + what + " has different field names or sizes on different ranks");
+  std::vector<std::int64_t> mine, all(2 * fields.size() * static_cast<std::size_t>(size));
+  for (const Field& f : fields) {
+    mine.push_back(f.offset);
+    mine.push_back(static_cast<std::int64_t>(f.data.size()));
+  }
+  storage::mpi_check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T,
+                                   all.data(), static_cast<int>(mine.size()), MPI_INT64_T, comm),
+                     "MPI_Allgather (resume: field layout)");
+  std::vector<ManifestField> out;
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    ManifestField m{std::string(fields[f].name), fields[f].global_size, {}, {}};
+    for (int r = 0; r < size; ++r) {
+      const std::size_t at = static_cast<std::size_t>(r) * mine.size() + 2 * f;
+      m.offsets.push_back(all[at]);
+      m.counts.push_back(all[at + 1]);
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+struct DurableLog::Impl {
+  Impl(std::shared_ptr<Stores> stores, DurableSettings settings, const std::vector<Field>& state,
+       const std::vector<Field>& adjoint)
+      : stores_(std::move(stores)), settings_(std::move(settings)), comm_(stores_->comm()) {
+    rank_ = storage::comm_rank(comm_);
+    size_ = storage::comm_size(comm_);
+    dir_ = settings_.directory;
+    path_ = manifest_path(dir_, settings_.label);
+    now_.identity = settings_.identity;
+    now_.ranks = size_;
+    now_.steps = settings_.steps;
+    now_.interval = settings_.interval;
+    now_.state = shapes(state, comm_, size_, "Stepper::state()");
+    now_.adjoint = shapes(adjoint, comm_, size_, "Stepper::adjoint_state()");
+    state_run_ = stores_->next_run_id();
+    adjoint_run_ = stores_->next_run_id();
+  }
+
+  // Reads the manifest there may be, refuses it or takes it in, and sets the generation.
+  void open() {
+    std::string text;
+    int exists = 0;
+    agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
+            if (std::optional<std::string> t = read_text(path_)) {
+              text = std::move(*t);
+              exists = 1;
+            }
+          }));
+    storage::mpi_check(MPI_Bcast(&exists, 1, MPI_INT, 0, comm_), "MPI_Bcast (resume manifest)");
+    if (!exists) {
+      if (settings_.resume && rank_ == 0) {
+        std::fprintf(stderr,
+                     "rewind: no resume manifest '%s': nothing to resume, starting at x_0\n",
+                     path_.c_str());
+      }
+      m_ = now_;
+      m_.generation = 1;
+      // Links no manifest lists are a killed run's before its first manifest: rewind's own.
+      agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
+              for (const std::string& name : data_links(dir_, settings_.label)) {
+                remove_file((std::filesystem::path(dir_) / name).string());
+              }
+            }));
+      return;
+    }
+    if (!settings_.resume) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "resume: '" + path_ +
+                      "' describes a run that was killed or failed, resumable from its "
+                      "checkpoints; this run is not told to resume it (ResumeConfig::resume) and "
+                      "will not overwrite it: resume "
+                      "it, give this run another label or directory, or remove that file and "
+                      "the rewind-<label>.resume-*.h5 files next to it to start again");
+    }
+    long long length = static_cast<long long>(text.size());
+    storage::mpi_check(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm_),
+                       "MPI_Bcast (resume manifest)");
+    text.resize(static_cast<std::size_t>(length));
+    storage::mpi_check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm_),
+                       "MPI_Bcast (resume manifest)");
+    Manifest saved;
+    try {
+      saved = parse_manifest(text, path_);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::Corrupt, std::string(e.what()) +
+                                          "; it is not used: remove it and "
+                                          "the rewind-<label>.resume-*.h5 files to start again");
+    }
+    const std::vector<std::string> diff = differences(saved, now_);
+    if (!diff.empty()) {
+      std::string what;
+      for (const std::string& d : diff) what += (what.empty() ? "" : "; ") + d;
+      throw Error(
+          ErrorCode::InvalidArgument,
+          "resume: '" + path_ + "' was written for another problem, so it is not resumed: " + what);
+    }
+    // Every durable checkpoint it lists is read and checked before any is used.
+    for (const ManifestEntry& e : saved.states) check_entry(e, saved.state);
+    if (saved.reverse) check_entry(*saved.reverse, saved.adjoint);
+    m_ = saved;
+    m_.generation = saved.generation + 1;
+    for (const ManifestEntry& e : m_.states) remember(e);
+    agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
+            std::set<std::string> listed;
+            for (const ManifestEntry& e : m_.states) listed.insert(e.file);
+            if (m_.reverse) listed.insert(m_.reverse->file);
+            for (const std::string& name : data_links(dir_, settings_.label)) {
+              if (!listed.count(name)) remove_file((std::filesystem::path(dir_) / name).string());
+            }
+          }));
+  }
+
+  void check_entry(const ManifestEntry& e, const std::vector<ManifestField>& fields) {
+    std::vector<std::vector<double>> scratch;
+    std::vector<Field> spans;
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      scratch.emplace_back(
+          static_cast<std::size_t>(fields[f].counts[static_cast<std::size_t>(rank_)]));
+    }
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      spans.push_back({fields[f].name, scratch[f], 0, fields[f].global_size});
+    }
+    load(e, spans, "; the manifest is refused, nothing of it is used");
+  }
+
+  // Reads a durable entry into `into` (this rank's blocks), on every rank or none.
+  void load(const ManifestEntry& e, const std::vector<Field>& into, const std::string& note = {}) {
+    const auto t0 = SteadyClock::now();
+    ++io_.reads;
+    for (const Field& f : into) io_.bytes_read += static_cast<std::int64_t>(f.data.size_bytes());
+    const std::string file = (std::filesystem::path(dir_) / e.file).string();
+    const auto& blocks = e.blocks[static_cast<std::size_t>(rank_)];
+    std::optional<Error> failed = capture([&] { storage::read_sealed_blocks(file, blocks, into); });
+    if (failed && !note.empty()) failed.emplace(failed->code(), failed->what() + note);
+    agree(comm_, failed);
+    io_.seconds += seconds_since(t0);
+  }
+
+  // The first sweep's state at `step`, as a durable state's checksums on this rank.
+  void remember(const ManifestEntry& e) {
+    std::vector<std::uint64_t>& sums = first_sweep_[e.step];
+    sums.clear();
+    for (const storage::SealedBlock& b : e.blocks[static_cast<std::size_t>(rank_)]) {
+      sums.push_back(b.checksum);
+    }
+  }
+
+  // An interval taken again in the reverse sweep must reach the state the first sweep reached
+  // there (RecordingConfig::verify): a stepper that is not deterministic is stopped on every
+  // rank, naming the step and the field, rather than giving a wrong gradient.
+  void check_replay(Step step, const std::vector<Field>& fields) {
+    if (!settings_.verify) return;
+    const auto it = first_sweep_.find(step);
+    std::optional<Error> differs;
+    if (it != first_sweep_.end()) {
+      for (std::size_t f = 0; f < fields.size() && f < it->second.size(); ++f) {
+        if (storage::block_checksum(fields[f].data) == it->second[f]) continue;
+        differs.emplace(ErrorCode::Corrupt,
+                        "resume: the state recomputed at step " + std::to_string(step) +
+                            " differs from the first sweep's in field '" +
+                            std::string(fields[f].name) + "' on rank " + std::to_string(rank_) +
+                            ": the stepper does not take the same steps again from the same "
+                            "state (RecordingConfig::verify)");
+        break;
+      }
+    }
+    agree(comm_, differs);
+  }
+
+  const ManifestEntry& state_at(Step step) const {
+    for (const ManifestEntry& e : m_.states) {
+      if (e.step == step) return e;
+    }
+    throw Error(ErrorCode::Internal, "resume: no durable state at step " + std::to_string(step));
+  }
+
+  storage::Hdf5Store& disk() {
+    storage::Store& store = stores_->disk();
+    auto* h5 = dynamic_cast<storage::Hdf5Store*>(&store);
+    if (!h5) throw Error(ErrorCode::Internal, "resume: the disk store is not the hdf5 store");
+    if (!linked_) {
+      // The store's file is removed when it closes or fails; this second name keeps it for a
+      // resumed run after a kill, until this run ends cleanly.
+      link_ = data_link_name(settings_.label, m_.generation);
+      agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
+              hard_link(h5->path(), (std::filesystem::path(dir_) / link_).string());
+            }));
+      linked_ = true;
+    }
+    return *h5;
+  }
+
+  // Makes the state (or the adjoint state) the stepper holds at `step` durable, lists it in the
+  // manifest, and frees what the manifest no longer lists.
+  void save(bool adjoint, Step step, const std::vector<Field>& fields) {
+    const auto t0 = SteadyClock::now();
+    storage::Hdf5Store& store = disk();
+    const Key key{step, Kind::Restart, adjoint ? adjoint_run_ : state_run_};
+    std::vector<storage::FieldView> views;
+    for (const Field& f : fields) views.push_back({f.name, f.data, f.offset, f.global_size});
+    store.put(key, storage::CheckpointView{views, {}});
+    store.flush();
+    ManifestEntry e;
+    e.step = step;
+    e.file = link_;
+    e.blocks = gather(store.sealed_blocks(key), adjoint ? now_.adjoint : now_.state);
+    std::vector<Key> freed;
+    if (adjoint) {
+      if (m_.reverse && m_.reverse->file == link_) {
+        freed.push_back({m_.reverse->step, Kind::Restart, adjoint_run_});
+      }
+      m_.reverse = std::move(e);
+      // A resumed reverse sweep needs the states below the adjoint's step only.
+      while (!m_.states.empty() && m_.states.back().step >= step) {
+        if (m_.states.back().file == link_) {
+          freed.push_back({m_.states.back().step, Kind::Restart, state_run_});
+        }
+        m_.states.pop_back();
+      }
+    } else {
+      remember(e);
+      m_.states.push_back(std::move(e));
+    }
+    publish();
+    // Only now that no manifest lists them may their room in the file be reused.
+    for (const Key& k : freed) store.erase(k);
+    std::int64_t bytes = 0;
+    for (const Field& f : fields) bytes += static_cast<std::int64_t>(f.data.size_bytes());
+    ++io_.writes;
+    io_.bytes_written += bytes;
+    held_[key] = bytes;
+    for (const Key& k : freed) held_.erase(k);
+    io_.live = static_cast<std::int64_t>(held_.size());
+    io_.live_bytes = 0;
+    for (const auto& [k, b] : held_) io_.live_bytes += b;
+    io_.peak = std::max(io_.peak, io_.live);
+    io_.peak_bytes = std::max(io_.peak_bytes, io_.live_bytes);
+    io_.seconds += seconds_since(t0);
+  }
+
+  std::vector<std::vector<storage::SealedBlock>> gather(
+      const std::vector<storage::SealedBlock>& mine, const std::vector<ManifestField>& fields) {
+    std::vector<std::int64_t> out;
+    for (const storage::SealedBlock& b : mine) {
+      out.push_back(b.at);
+      out.push_back(b.count);
+      out.push_back(static_cast<std::int64_t>(b.checksum));
+    }
+    std::vector<std::int64_t> all(out.size() * static_cast<std::size_t>(size_));
+    storage::mpi_check(MPI_Allgather(out.data(), static_cast<int>(out.size()), MPI_INT64_T,
+                                     all.data(), static_cast<int>(out.size()), MPI_INT64_T, comm_),
+                       "MPI_Allgather (resume: checkpoint blocks)");
+    std::vector<std::vector<storage::SealedBlock>> blocks(static_cast<std::size_t>(size_));
+    for (std::size_t r = 0; r < blocks.size(); ++r) {
+      for (std::size_t f = 0; f < fields.size(); ++f) {
+        const std::size_t at = r * out.size() + 3 * f;
+        blocks[r].push_back(
+            {fields[f].name, all[at], all[at + 1], static_cast<std::uint64_t>(all[at + 2])});
+      }
+    }
+    return blocks;
+  }
+
+  void publish() {
+    agree(comm_,
+          rank_ != 0 ? std::nullopt : capture([&] { write_atomically(path_, to_text(m_)); }));
+  }
+
+  // The run ended: its manifest first (so no later run resumes it), then the links.
+  void finish() {
+    agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
+            remove_file(path_);
+            for (const std::string& name : data_links(dir_, settings_.label)) {
+              remove_file((std::filesystem::path(dir_) / name).string());
+            }
+          }));
+  }
+
+  std::shared_ptr<Stores> stores_;
+  DurableSettings settings_;
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  std::string dir_, path_, link_;
+  bool linked_ = false;
+  Manifest now_, m_;
+  DurableTraffic io_;
+  std::map<Key, std::int64_t> held_;  // bytes of what this run holds in its own file
+  std::map<Step, std::vector<std::uint64_t>> first_sweep_;  // checksums of durable states
+  std::int64_t state_run_ = 0, adjoint_run_ = 0;
+};
+
+DurableLog::DurableLog(std::shared_ptr<Stores> stores, DurableSettings settings,
+                       const std::vector<Field>& state, const std::vector<Field>& adjoint)
+    : impl_(std::make_unique<Impl>(std::move(stores), std::move(settings), state, adjoint)) {}
+DurableLog::~DurableLog() = default;
+void DurableLog::open() {
+  impl_->open();
+}
+const Manifest& DurableLog::manifest() const {
+  return impl_->m_;
+}
+void DurableLog::save(bool adjoint, Step step, const std::vector<Field>& fields) {
+  impl_->save(adjoint, step, fields);
+}
+void DurableLog::load(const ManifestEntry& entry, const std::vector<Field>& into) {
+  impl_->load(entry, into);
+}
+const ManifestEntry& DurableLog::state_at(Step step) const {
+  return impl_->state_at(step);
+}
+void DurableLog::check_replay(Step step, const std::vector<Field>& fields) {
+  impl_->check_replay(step, fields);
+}
+void DurableLog::finish() {
+  impl_->finish();
+}
+const DurableTraffic& DurableLog::traffic() const {
+  return impl_->io_;
+}
+
+}  // namespace rwd::engine::detail

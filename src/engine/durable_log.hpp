@@ -1,0 +1,69 @@
+#pragma once
+// What a resumable run keeps durable (docs/resume.md): states and adjoint states written to the
+// HDF5 store, synced and sealed, and the manifest that lists them, replaced atomically; the link
+// that keeps the store's file through a kill; reading them back, checked; refusing the manifest
+// of another problem. The run's structure (which states, when) is the caller's.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rewind/engine/manifest.hpp"
+#include "rewind/engine/stats.hpp"
+#include "rewind/engine/stepper.hpp"
+#include "rewind/engine/stores.hpp"
+
+namespace rwd::engine::detail {
+
+struct DurableSettings {
+  std::string directory;  ///< where the manifest and the store's file are
+  std::string label;      ///< the manifest is rewind-<label>.resume
+  std::string identity;   ///< compared with a manifest's
+  bool resume = false;    ///< take in a manifest there (else refuse one)
+  bool verify = true;     ///< check_replay() compares
+  Step steps = 0;
+  Step interval = 0;
+};
+
+/// Traffic of the durable states and adjoint states on this rank.
+struct DurableTraffic : tape::LevelTraffic {
+  double seconds = 0.0;
+};
+
+class DurableLog {
+ public:
+  /// Agrees the fields' layout over the ranks (collective). `state` and `adjoint` give the
+  /// names and blocks (their data is not read here).
+  DurableLog(std::shared_ptr<Stores> stores, DurableSettings settings,
+             const std::vector<Field>& state, const std::vector<Field>& adjoint);
+  ~DurableLog();
+  DurableLog(const DurableLog&) = delete;
+  DurableLog& operator=(const DurableLog&) = delete;
+
+  /// Reads the manifest there may be: none, a fresh start (rank 0 says so if `resume`); one, and
+  /// no `resume`, Error(InvalidArgument); one of another problem, Error(InvalidArgument) naming
+  /// the differences; a damaged one or one whose checkpoints fail their checksums,
+  /// Error(Corrupt). Otherwise it is taken in: manifest() lists what is durable. Collective.
+  void open();
+  const Manifest& manifest() const;
+  /// Makes `fields` (the state at `step`, or the adjoint state there) durable and lists it; an
+  /// adjoint state replaces the one listed and drops the states at `step` and above, whose room
+  /// in the file is freed once the new manifest is in place. Collective.
+  void save(bool adjoint, Step step, const std::vector<Field>& fields);
+  /// Reads a listed entry into `into` (this rank's blocks), checked. Collective.
+  void load(const ManifestEntry& entry, const std::vector<Field>& into);
+  /// The durable state at `step`.
+  const ManifestEntry& state_at(Step step) const;
+  /// With `verify`: `fields` (a state reached again at `step`) must have the checksums the
+  /// durable state there had; else Error(Corrupt) on every rank naming the field. Collective.
+  void check_replay(Step step, const std::vector<Field>& fields);
+  /// The run ended: removes the manifest, then every generation's link. Collective.
+  void finish();
+  const DurableTraffic& traffic() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rwd::engine::detail
