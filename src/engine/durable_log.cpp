@@ -304,7 +304,11 @@ struct DurableLog::Impl {
   void finish() {
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
             remove_file(path_);
-            for (const std::string& name : data_links(dir_, settings_.label)) {
+            const std::vector<std::string> links = data_links(dir_, settings_.label);
+            // A killed run's file may still have its partial name (left by a run on another
+            // host): the same file as a link, so certainly rewind's.
+            remove_partial_names_of(dir_, settings_.label, links);
+            for (const std::string& name : links) {
               remove_file((std::filesystem::path(dir_) / name).string());
             }
           }));

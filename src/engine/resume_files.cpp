@@ -137,4 +137,36 @@ std::vector<std::string> data_links(const std::string& directory, const std::str
   return out;
 }
 
+std::vector<std::string> remove_partial_names_of(const std::string& directory,
+                                                 const std::string& label,
+                                                 const std::vector<std::string>& links) {
+  std::vector<std::pair<dev_t, ino_t>> files;
+  for (const std::string& name : links) {
+    struct stat st {};
+    const std::string path = (std::filesystem::path(directory) / name).string();
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      files.push_back({st.st_dev, st.st_ino});
+  }
+  const std::string prefix = "rewind-" + sanitized(label) + "-", suffix = ".h5.partial";
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(directory, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= prefix.size() + suffix.size() ||
+        name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    struct stat st {};
+    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    for (const auto& [dev, ino] : files) {
+      if (st.st_dev == dev && st.st_ino == ino && ::unlink(e.path().c_str()) == 0) {
+        removed.push_back(name);
+        break;
+      }
+    }
+  }
+  return removed;
+}
+
 }  // namespace rwd::engine::detail

@@ -29,4 +29,13 @@ void remove_file(const std::string& path);
 /// that pattern, regular files only).
 std::vector<std::string> data_links(const std::string& directory, const std::string& label);
 
+/// Removes, in `directory`, the HDF5 store's partial files of this label
+/// (`rewind-<label>-*.h5.partial`) that are the same file as one of `links` (the same device and
+/// inode): a killed run's store file, kept by its link, left under its partial name by a run on
+/// another host (whose cleanup of stale partial files cannot tell whether that process lives).
+/// Returns the names removed. Never throws.
+std::vector<std::string> remove_partial_names_of(const std::string& directory,
+                                                 const std::string& label,
+                                                 const std::vector<std::string>& links);
+
 }  // namespace rwd::engine::detail

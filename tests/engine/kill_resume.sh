@@ -112,6 +112,16 @@ if [ "$mode" = kills ]; then
   [ "$(field gradient "$resumed")" = "$gradient" ] || fail "gradient after two kills: $resumed"
   [ "$(field resumed_at "$resumed")" = 40 ] || fail "after two kills: $resumed"
   expect_empty
+  # Killed on another host: its store file keeps a partial name this host's cleanup leaves alone
+  # (it cannot tell whether that process lives); the resumed run knows the file is its own (the
+  # same file as its link) and removes that name when it ends.
+  killed_run --kill-forward 57
+  partials=("$work"/rewind-resume_app-*.h5.partial)
+  [ ${#partials[@]} = 1 ] && [ -e "${partials[0]}" ] || fail "no partial file after a kill: ${partials[*]}"
+  mv "${partials[0]}" "$work/rewind-resume_app-otherhost-12345-20261123T000000.000000Z-0.h5.partial"
+  resumed=$(run "${common[@]}" --resume | grep '^result')
+  [ "$(field gradient "$resumed")" = "$gradient" ] || fail "gradient after a kill elsewhere: $resumed"
+  expect_empty
   echo "kill and resume: every gradient bitwise the uninterrupted run's"
   exit 0
 fi
