@@ -1,5 +1,7 @@
 #include "durable_log.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -61,6 +63,7 @@ struct DurableLog::Impl {
     dir_ = settings_.directory;
     path_ = manifest_path(dir_, settings_.label);
     now_.identity = settings_.identity;
+    now_.label = settings_.label;
     now_.ranks = size_;
     now_.steps = settings_.steps;
     now_.interval = settings_.interval;
@@ -70,8 +73,16 @@ struct DurableLog::Impl {
     adjoint_run_ = stores_->next_run_id();
   }
 
+  ~Impl() {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+  }
+
   // Reads the manifest there may be, refuses it or takes it in, and sets the generation.
   void open() {
+    // One live run a label and directory: a second job with the same settings is refused rather
+    // than resuming (and then deleting) what the first is writing.
+    agree(comm_,
+          rank_ != 0 ? std::nullopt : capture([&] { lock_fd_ = lock_run(path_ + ".lock"); }));
     std::string text;
     int exists = 0;
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
@@ -102,9 +113,9 @@ struct DurableLog::Impl {
                   "resume: '" + path_ +
                       "' describes a run that was killed or failed, resumable from its "
                       "checkpoints; this run is not told to resume it (ResumeConfig::resume) and "
-                      "will not overwrite it: resume "
-                      "it, give this run another label or directory, or remove that file and "
-                      "the rewind-<label>.resume-*.h5 files next to it to start again");
+                      "will not overwrite it: resume it, give this run another label or "
+                      "directory, or " +
+                      removal_hint());
     }
     long long length = static_cast<long long>(text.size());
     storage::mpi_check(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm_),
@@ -116,9 +127,8 @@ struct DurableLog::Impl {
     try {
       saved = parse_manifest(text, path_);
     } catch (const Error& e) {
-      throw Error(ErrorCode::Corrupt, std::string(e.what()) +
-                                          "; it is not used: remove it and "
-                                          "the rewind-<label>.resume-*.h5 files to start again");
+      throw Error(ErrorCode::Corrupt,
+                  std::string(e.what()) + "; it is not used: " + removal_hint());
     }
     const std::vector<std::string> diff = differences(saved, now_);
     if (!diff.empty()) {
@@ -129,11 +139,12 @@ struct DurableLog::Impl {
           "resume: '" + path_ + "' was written for another problem, so it is not resumed: " + what);
     }
     // Every durable checkpoint it lists is read and checked before any is used.
-    for (const ManifestEntry& e : saved.states) check_entry(e, saved.state);
-    if (saved.reverse) check_entry(*saved.reverse, saved.adjoint);
+    for (const ManifestEntry& e : saved.states) check_entry(e, saved.state, "state");
+    if (saved.reverse) check_entry(*saved.reverse, saved.adjoint, "adjoint state");
     m_ = saved;
     m_.generation = saved.generation + 1;
     for (const ManifestEntry& e : m_.states) remember(e);
+    for (const ManifestEntry& e : m_.reached) remember(e);
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
             std::set<std::string> listed;
             for (const ManifestEntry& e : m_.states) listed.insert(e.file);
@@ -144,7 +155,14 @@ struct DurableLog::Impl {
           }));
   }
 
-  void check_entry(const ManifestEntry& e, const std::vector<ManifestField>& fields) {
+  // "remove '<manifest>' and the rewind-<label>.resume-*.h5 files next to it to start again".
+  std::string removal_hint() const {
+    return "remove '" + path_ + "' and the " + data_links_pattern(settings_.label) +
+           " files next to it to start again";
+  }
+
+  void check_entry(const ManifestEntry& e, const std::vector<ManifestField>& fields,
+                   const char* what) {
     std::vector<std::vector<double>> scratch;
     std::vector<Field> spans;
     for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -154,7 +172,10 @@ struct DurableLog::Impl {
     for (std::size_t f = 0; f < fields.size(); ++f) {
       spans.push_back({fields[f].name, scratch[f], 0, fields[f].global_size});
     }
-    load(e, spans, "; the manifest is refused, nothing of it is used");
+    load(
+        e, spans,
+        std::string("; the ") + what + " at step " + std::to_string(e.step) +
+            " is damaged, so the manifest is refused and nothing of it is used: " + removal_hint());
   }
 
   // Reads a durable entry into `into` (this rank's blocks), on every rank or none.
@@ -244,13 +265,18 @@ struct DurableLog::Impl {
         freed.push_back({m_.reverse->step, Kind::Restart, adjoint_run_});
       }
       m_.reverse = std::move(e);
-      // A resumed reverse sweep needs the states below the adjoint's step only.
+      // A resumed reverse sweep needs the states below the adjoint's step only; of those above
+      // it keeps the checksums, to check the recomputations that reach them.
+      std::vector<ManifestEntry> passed;
       while (!m_.states.empty() && m_.states.back().step >= step) {
         if (m_.states.back().file == link_) {
           freed.push_back({m_.states.back().step, Kind::Restart, state_run_});
         }
+        passed.insert(passed.begin(), std::move(m_.states.back()));
+        passed.front().file.clear();
         m_.states.pop_back();
       }
+      m_.reached.insert(m_.reached.begin(), passed.begin(), passed.end());
     } else {
       remember(e);
       m_.states.push_back(std::move(e));
@@ -304,6 +330,7 @@ struct DurableLog::Impl {
   void finish() {
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
             remove_file(path_);
+            remove_file(path_ + ".lock");
             const std::vector<std::string> links = data_links(dir_, settings_.label);
             // A killed run's file may still have its partial name (left by a run on another
             // host): the same file as a link, so certainly rewind's.
@@ -325,6 +352,7 @@ struct DurableLog::Impl {
   std::map<Key, std::int64_t> held_;  // bytes of what this run holds in its own file
   std::map<Step, std::vector<std::uint64_t>> first_sweep_;  // checksums of durable states
   std::int64_t state_run_ = 0, adjoint_run_ = 0;
+  int lock_fd_ = -1;  // rank 0: the run's lock, held while it is live
 };
 
 DurableLog::DurableLog(std::shared_ptr<Stores> stores, DurableSettings settings,

@@ -32,8 +32,15 @@ Engine::Engine(Stepper& stepper, EngineConfig config)
     detail::check_resumable(stepper, c);
     detail::agree_resume_config(impl_->stores->comm(), c.resume);
     // Each interval is planned alike (the last may be shorter); the durable states go to disk.
-    impl_->plan = plan_for(impl_->stepper, impl_->stores->comm(),
-                           detail::interval_config(c, detail::resume_interval(c)));
+    try {
+      impl_->plan = plan_for(impl_->stepper, impl_->stores->comm(),
+                             detail::interval_config(c, detail::resume_interval(c)));
+    } catch (const Error& e) {
+      throw Error(e.code(),
+                  std::string("a resumable run plans each interval with the RAM budget alone "
+                              "(params.disk holds its durable states): ") +
+                      e.what());
+    }
     impl_->stores->disk();
     return;
   }

@@ -152,9 +152,9 @@ void append_entry(std::string& out, const char* kind, const ManifestEntry& e) {
 
 std::string to_text(const Manifest& m) {
   std::string out(kMagic);
-  out += "\nidentity " + hex_of(m.identity) + "\nranks " + std::to_string(m.ranks) + "\nsteps " +
-         std::to_string(m.steps) + "\ninterval " + std::to_string(m.interval) + "\ngeneration " +
-         std::to_string(m.generation) + "\n";
+  out += "\nidentity " + hex_of(m.identity) + "\nlabel " + hex_of(m.label) + "\nranks " +
+         std::to_string(m.ranks) + "\nsteps " + std::to_string(m.steps) + "\ninterval " +
+         std::to_string(m.interval) + "\ngeneration " + std::to_string(m.generation) + "\n";
   for (bool adjoint : {false, true}) {
     const auto& fields = adjoint ? m.adjoint : m.state;
     for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -173,6 +173,7 @@ std::string to_text(const Manifest& m) {
     }
   }
   for (const ManifestEntry& e : m.states) append_entry(out, "state", e);
+  for (const ManifestEntry& e : m.reached) append_entry(out, "reached", e);
   if (m.reverse) append_entry(out, "adjoint", *m.reverse);
   out += "end " + hex64(text_checksum(out)) + "\n";
   return out;
@@ -187,12 +188,13 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
     in.fail("not a rewind resume manifest (version 1)");
   }
   // The header, in this order.
-  const char* header[] = {"identity", "ranks", "steps", "interval", "generation"};
+  const char* header[] = {"identity", "label", "ranks", "steps", "interval", "generation"};
   for (const char* key : header) {
     if (!in.next() || in.word(0) != key) in.fail(std::string("expected '") + key + "'");
     in.expect(2);
     const std::string_view k = key;
     if (k == "identity") m.identity = in.text(1);
+    if (k == "label") m.label = in.text(1);
     if (k == "ranks") m.ranks = static_cast<int>(in.integer(1, 1, kMaxRanks));
     if (k == "steps") m.steps = in.integer(1, 1, kMax);
     if (k == "interval") m.interval = in.integer(1, 1, m.steps);
@@ -247,7 +249,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
       if (field.offsets[r] >= 0) in.fail("a block laid out twice");
       field.offsets[r] = in.integer(4, 0, field.global_size);
       field.counts[r] = in.integer(5, 0, field.global_size - field.offsets[r]);
-    } else if (key == "state" || key == "adjoint") {
+    } else if (key == "state" || key == "adjoint" || key == "reached") {
       in.expect(3);
       finish_entry();
       for (const auto* fields : {&m.state, &m.adjoint}) {
@@ -259,26 +261,33 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
         }
       }
       if (m.state.empty()) in.fail("an entry before any state field");
-      const bool adjoint = key == "adjoint";
+      const bool adjoint = key == "adjoint", reached = key == "reached";
       if (adjoint && m.adjoint.empty()) in.fail("an adjoint entry without adjoint fields");
       if (m.reverse) in.fail("an entry after the adjoint entry");
+      if (key == "state" && !m.reached.empty()) in.fail("a state after the states reached");
       ManifestEntry e;
       e.step = in.integer(1, 0, m.steps - 1);
       if (e.step % m.interval != 0) {
         in.fail("step " + std::to_string(e.step) + " is not a multiple of the interval");
       }
-      if (!adjoint && !m.states.empty() && e.step <= m.states.back().step) {
+      const std::vector<ManifestEntry>& before = m.reached.empty() ? m.states : m.reached;
+      if (!adjoint && !before.empty() && e.step <= before.back().step) {
         in.fail("states are listed by increasing step");
       }
       e.file = in.text(2);
-      if (e.file.empty() || e.file.find('/') != std::string::npos || e.file == "." ||
-          e.file == "..") {
-        in.fail("a file name is a plain name in the manifest's directory");
+      if (reached ? !e.file.empty()
+                  : e.file.empty() || e.file.find('/') != std::string::npos || e.file == "." ||
+                        e.file == "..") {
+        in.fail(reached ? "a state reached names no file ('-')"
+                        : "a file name is a plain name in the manifest's directory");
       }
       e.blocks.assign(ranks, {});
       if (adjoint) {
         m.reverse = std::move(e);
         entry = &*m.reverse;
+      } else if (reached) {
+        m.reached.push_back(std::move(e));
+        entry = &m.reached.back();
       } else {
         m.states.push_back(std::move(e));
         entry = &m.states.back();
@@ -328,6 +337,10 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
 
 std::vector<std::string> differences(const Manifest& saved, const Manifest& now) {
   std::vector<std::string> out;
+  if (saved.label != now.label) {
+    out.push_back("the label (StoreConfig::label) was '" + saved.label + "', is '" + now.label +
+                  "'");
+  }
   if (saved.identity != now.identity) {
     out.push_back("the identity (ResumeConfig::identity) was '" + saved.identity + "', is '" +
                   now.identity + "'");

@@ -183,7 +183,6 @@ Step resume_interval(const EngineConfig& config) {
 
 RecordingConfig interval_config(const EngineConfig& config, Step n) {
   RecordingConfig c = config;
-  c.schedule = "auto";
   c.params.steps = n;
   c.params.disk = 0;
   if (c.params.ram != kUnlimited) c.params.ram = std::min(c.params.ram, n);

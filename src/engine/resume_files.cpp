@@ -1,6 +1,7 @@
 #include "resume_files.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +45,10 @@ std::string manifest_path(const std::string& directory, const std::string& label
 
 std::string data_link_name(const std::string& label, std::int64_t generation) {
   return "rewind-" + sanitized(label) + ".resume-" + std::to_string(generation) + ".h5";
+}
+
+std::string data_links_pattern(const std::string& label) {
+  return "rewind-" + sanitized(label) + ".resume-*.h5";
 }
 
 std::optional<std::string> read_text(const std::string& path) {
@@ -112,6 +117,23 @@ void hard_link(const std::string& from, const std::string& to) {
                                    "name, which needs hard links in the directory): " +
                                    std::strerror(e));
   }
+}
+
+int lock_run(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) fail("cannot create the lock", path, errno);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd);
+    if (e == EWOULDBLOCK) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "resume: another process holds '" + path +
+                      "': a run with this label is live in this directory; wait for it, or give "
+                      "this run another label or directory");
+    }
+    fail("cannot lock", path, e);
+  }
+  return fd;
 }
 
 void remove_file(const std::string& path) {

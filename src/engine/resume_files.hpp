@@ -20,9 +20,16 @@ std::optional<std::string> read_text(const std::string& path);
 /// written to `<path>.tmp-<pid>`, synced, renamed over `path`, and the directory synced.
 /// Throws Error(Io) with the OS's reason (the temporary is removed).
 void write_atomically(const std::string& path, const std::string& text);
+/// "rewind-<label>.resume-*.h5", the label sanitised: how the links are named, for messages.
+std::string data_links_pattern(const std::string& label);
 /// A hard link `to` of `from`. Throws Error(Io) with the OS's reason (a file system without
 /// hard links cannot keep a killed run's checkpoints).
 void hard_link(const std::string& from, const std::string& to);
+/// Takes `path` (created if need be) with an exclusive advisory lock (flock) and returns its
+/// descriptor, held for as long as the run is live. Throws Error(InvalidArgument) when another
+/// process holds it: a live run with this label in this directory. Error(Io) with the OS's reason
+/// if the file cannot be made.
+int lock_run(const std::string& path);
 /// Removes the file if it exists; throws Error(Io) if it exists and cannot be removed.
 void remove_file(const std::string& path);
 /// The names in `directory` of every generation's link (`rewind-<label>.resume-<g>.h5`, exactly

@@ -32,31 +32,40 @@ session_pids() {
   return 0
 }
 
-# Kills the run started with "$@" once it reaches its kill step (the app writes the marker).
-killed_run() {
+# Starts a run with "$@" and waits until it reaches its kill step (the app writes the marker and
+# waits); sets `paused` to mpirun's pid (its session).
+start_paused() {
   rm -f "$work/marker"
   setsid "$mpiexec" -n 2 --oversubscribe "$app" "${common[@]}" --marker "$work/marker" "$@" \
     >"$work/killed.log" 2>&1 &
-  local pid=$! waited=0
+  paused=$!
+  local waited=0
   until [ -e "$work/marker" ]; do
     sleep 0.1
     waited=$((waited + 1))
-    if [ $waited -gt 600 ] || ! kill -0 $pid 2>/dev/null; then
+    if [ $waited -gt 600 ] || ! kill -0 $paused 2>/dev/null; then
       cat "$work/killed.log" >&2
       fail "the run to kill ($*) never reached its kill step"
     fi
   done
-  # SIGKILL to the whole job at once: mpirun and every rank.
-  kill -KILL $(session_pids $pid) 2>/dev/null || true
-  wait $pid 2>/dev/null || true
-  # Nothing of it may live on, nor be left unreaped (a dead run's files are told by its pid).
+}
+
+# SIGKILL to the whole job at once (mpirun and every rank), and waits until nothing of it lives
+# on, nor is left unreaped (a dead run's files are told by its pid).
+kill_paused() {
+  kill -KILL $(session_pids $paused) 2>/dev/null || true
+  wait $paused 2>/dev/null || true
   for _ in $(seq 100); do
-    [ -n "$(session_pids $pid)" ] || break
+    [ -n "$(session_pids $paused)" ] || break
     sleep 0.1
   done
-  [ -z "$(session_pids $pid)" ] || fail "processes of the killed run live on: $(session_pids $pid)"
-  [ -e "$work/rewind-resume_app.resume" ] || [ "$1" = "--kill-forward" ] ||
-    fail "no manifest after a kill ($*)"
+  [ -z "$(session_pids $paused)" ] || fail "processes of the killed run live on: $(session_pids $paused)"
+}
+
+killed_run() {
+  start_paused "$@"
+  kill_paused
+  [ -e "$work/rewind-resume_app.resume" ] || fail "no manifest after a kill ($*)"
 }
 
 expect_empty() {
@@ -145,11 +154,27 @@ refused "another problem, so it is not resumed: the identity \(ResumeConfig::ide
 refused "another problem, so it is not resumed: the step count was 120, is 100" \
   "${common[@]/#120/100}" --resume
 refused "the interval was 10, is 12" "${common[@]/#10/12}" --resume
+refused "the label \(StoreConfig::label\) was 'resume_app', is 'resume-app'" \
+  "${common[@]}" --resume --label resume-app
+# The model changed behind rewind (another time step, same sizes and identity): the first interval
+# taken again is checked against the first sweep's state at its end, before anything is saved.
+refused "the state recomputed at step 70 differs from the first sweep's in field" \
+  "${common[@]}" --resume --dt-scale 1.001
 out=$("$mpiexec" -n 1 "$app" "${common[@]}" --resume 2>&1) && fail "resumed on 1 rank: $out"
 grep -q "the rank count was 2, is 1" <<<"$out" || fail "1 rank refused without the reason: $out"
 other=$([ "$stepper" = lorenz ] && echo diffusion || echo lorenz)
 refused "state field 1 was '[A-Za-z]+', is '[A-Za-z]+'|adjoint state field" \
   "${common[@]/#$stepper/$other}" --resume
+# A live run with the same label and directory: a second job is refused, the first goes on.
+cp "$work/manifest.saved" "$work/manifest.expected"
+start_paused --resume --kill-adjoint 45
+live_manifest=$(cat "$manifest")
+out=$(run "${common[@]}" --resume 2>&1) && fail "a live run was resumed by another job: $out"
+grep -q "a run with this label is live in this directory" <<<"$out" || fail "not refused as live: $out"
+[ "$(cat "$manifest")" = "$live_manifest" ] || fail "the live run's manifest changed"
+kill_paused
+cp "$manifest" "$work/manifest.saved"
+cp "$manifest" "$work/manifest.expected"
 # A damaged manifest: one changed character.
 sed -i '2s/identity 7/identity 6/' "$manifest"
 cp "$manifest" "$work/manifest.expected"
@@ -166,7 +191,7 @@ file=$(printf "$(sed 's/../\\x&/g' <<<"$file_hex")")
 cp "$work/$file" "$work/data.saved"
 printf '\x01\x02\x03\x04\x05\x06\x07\x08' | dd of="$work/$file" bs=1 seek="$at" conv=notrunc status=none
 out=$(run "${common[@]}" --resume 2>&1) && fail "a damaged checkpoint was used: $out"
-grep -q "fails its checksum.*the manifest is refused, nothing of it is used" <<<"$out" ||
+grep -q "fails its checksum.*the state at step 0 is damaged, so the manifest is refused" <<<"$out" ||
   fail "a damaged checkpoint refused without the reason: $out"
 cp "$work/data.saved" "$work/$file"
 rm -f "$work/data.saved" "$work/manifest.saved" "$work/manifest.expected"

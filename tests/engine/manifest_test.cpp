@@ -15,6 +15,7 @@ namespace {
 Manifest sample() {
   Manifest m;
   m.identity = "heat -n 64 (dt 0.01)";
+  m.label = "heat-64";
   m.ranks = 2;
   m.steps = 30;
   m.interval = 5;
@@ -32,6 +33,13 @@ Manifest sample() {
                           {"F", 8192 + 800 * step + 8 * 4 * r, n, ~0ull - u}});
     }
     m.states.push_back(e);
+  }
+  for (std::int64_t step : {15, 20, 25}) {  // reached: checksums only
+    ManifestEntry e;
+    e.step = step;
+    e.blocks = {{{"x", 0, 4, 11u * static_cast<std::uint64_t>(step)}, {"F", 0, 4, 1}},
+                {{"x", 0, 6, 13u * static_cast<std::uint64_t>(step)}, {"F", 0, 6, 2}}};
+    m.reached.push_back(e);
   }
   ManifestEntry a;
   a.step = 15;
@@ -67,6 +75,11 @@ TEST(Manifest, IsReadBackExactly) {
   const std::string text = to_text(m);
   const Manifest back = parse_manifest(text, "m");
   EXPECT_EQ(back.identity, m.identity);
+  EXPECT_EQ(back.label, "heat-64");
+  ASSERT_EQ(back.reached.size(), 3u);
+  EXPECT_EQ(back.reached[1].step, 20);
+  EXPECT_TRUE(back.reached[1].file.empty());
+  EXPECT_EQ(back.reached[2].blocks[1][0].checksum, 13u * 25u);
   EXPECT_EQ(back.ranks, 2);
   EXPECT_EQ(back.steps, 30);
   EXPECT_EQ(back.interval, 5);
@@ -137,12 +150,16 @@ TEST(Manifest, StructuralDamageIsNamedWithItsLine) {
   EXPECT_NE(what.find("lacks blocks of rank 1"), std::string::npos) << what;
   // File names stay in the manifest's directory.
   expect("\nstate 0 ", "\nstate 0 2e2e2f", "a file name is a plain name");
+  expect("\nreached 20 -", "\nreached 20 61", "a state reached names no file ('-')");
+  expect("\nreached 25 ", "\nreached 20 ", "states are listed by increasing step");
+  expect("\nreached 15 -\n", "\nstate 12 -\n", "not a multiple of the interval");
 }
 
 TEST(Manifest, DifferencesNameWhatChanged) {
   const Manifest a = sample();
   Manifest b = a;
   b.identity = "heat -n 128";
+  b.label = "heat_64";
   b.ranks = 3;
   b.steps = 40;
   b.state[1].name = "G";
@@ -156,6 +173,9 @@ TEST(Manifest, DifferencesNameWhatChanged) {
             std::string::npos)
       << all;
   EXPECT_NE(all.find("the rank count was 2, is 3"), std::string::npos) << all;
+  EXPECT_NE(all.find("the label (StoreConfig::label) was 'heat-64', is 'heat_64'"),
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("the step count was 30, is 40"), std::string::npos) << all;
   EXPECT_NE(all.find("state field 1 was 'F', is 'G'"), std::string::npos) << all;
   EXPECT_NE(all.find("adjoint state field 'lambda' had 10 values, has 12"), std::string::npos)

@@ -2,7 +2,8 @@
 // and resumed: the program tests/engine/kill_resume.sh drives. Prints (rank 0) one line:
 //   result gradient <hash of every rank's gradient bits> forward <steps> adjoint <steps>
 //          resumed_at <step> reverse <0|1>
-// Usage: rewind_resume_app --dir D [--steps N] [--size cells] [--ram R] [--disk D] [--interval L]
+// Usage: rewind_resume_app --dir D [--steps N] [--size cells] [--dt-scale s] [--label L] [--ram R]
+// [--disk D] [--interval L]
 //          [--stepper lorenz|diffusion] [--plain] [--resume] [--identity S] [--sync]
 //          [--kill-forward K | --kill-adjoint K] [--marker FILE]
 // --plain runs the Engine without resume (the baseline); --kill-* makes rank 0 write FILE and
@@ -78,6 +79,8 @@ int run(int argc, char** argv) {
   std::string dir, stepper_name = "lorenz", identity = "resume_app", marker;
   Step steps = 120, kill_forward = -1, kill_adjoint = -1, interval = 0;
   int cells = 96;
+  double dt_scale = 1.0;
+  std::string label = "resume_app";
   std::int64_t ram = 4, disk = 12;
   bool plain = false, resume = false, sync = false;
   for (int a = 1; a < argc; ++a) {
@@ -92,6 +95,10 @@ int run(int argc, char** argv) {
       steps = std::stoll(value());
     else if (arg == "--size")
       cells = std::stoi(value());
+    else if (arg == "--dt-scale")
+      dt_scale = std::stod(value());
+    else if (arg == "--label")
+      label = value();
     else if (arg == "--ram")
       ram = std::stoll(value());
     else if (arg == "--disk")
@@ -120,9 +127,9 @@ int run(int argc, char** argv) {
   Ring ring(MPI_COMM_WORLD, cells);
   std::unique_ptr<TestStepper> inner;
   if (stepper_name == "lorenz")
-    inner = std::make_unique<Lorenz96Rk4>(ring, 0.01);
+    inner = std::make_unique<Lorenz96Rk4>(ring, 0.01 * dt_scale);
   else if (stepper_name == "diffusion")
-    inner = std::make_unique<DiffusionDecay>(ring, 0.2);
+    inner = std::make_unique<DiffusionDecay>(ring, 0.2 * dt_scale);
   else
     throw std::runtime_error("unknown stepper " + stepper_name);
   Killable stepper(*inner, kill_forward, kill_adjoint, marker, MPI_COMM_WORLD);
@@ -133,7 +140,7 @@ int run(int argc, char** argv) {
   config.params.disk = disk;
   config.store.comm = MPI_COMM_WORLD;
   config.store.directory = dir;
-  config.store.label = "resume_app";
+  config.store.label = label;
   config.store.async_io = !sync;
   config.resume.enabled = !plain;
   config.resume.resume = resume;

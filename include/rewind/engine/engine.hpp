@@ -19,7 +19,9 @@ namespace rwd::engine {
 /// listed in a manifest in store.directory) and runs each interval on its own with the RAM
 /// budget; in the reverse sweep it makes the adjoint state durable at the same steps. A run
 /// killed in either sweep and started again with `resume` goes on from the last durable state
-/// (forward) or adjoint state (reverse) and gives the same bits as a run never killed.
+/// (forward) or adjoint state (reverse) and gives the same bits as a run never killed. What the
+/// forward sweep accumulates must be in Stepper::state(), what the adjoint carries in
+/// Stepper::adjoint_state(): nothing else is restored.
 struct ResumeConfig {
   /// Run resumable. Needs the step count (params.steps), a directory (store.directory), the
   /// "hdf5" disk store and a stepper with an adjoint_state().
@@ -29,7 +31,8 @@ struct ResumeConfig {
   /// differs; without `resume`, a manifest there is refused rather than overwritten.
   bool resume = false;
   /// Steps between durable states. 0: the fewest the disk budget allows (params.disk slots hold
-  /// the durable states and two adjoint states), which needs a finite disk budget.
+  /// the durable states and one adjoint state), which needs a finite disk budget. Each interval
+  /// is planned with `schedule` and the RAM budget alone.
   schedule::Step interval = 0;
   /// Whatever else makes two runs the same problem (the program, the options that change
   /// results): a resumed run must give the same text.

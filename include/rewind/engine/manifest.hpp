@@ -7,18 +7,21 @@
 ///
 ///   rewind resume manifest 1
 ///   identity <hex>                     the caller's identity text (program, options), hex
+///   label <hex>                        the run's label as given (the file name sanitises it)
 ///   ranks <P>
 ///   steps <n>
 ///   interval <L>                       durable states at 0, L, 2L, ... < n
 ///   generation <g>                     the runs so far that wrote it (1, 2 after a resume, ...)
 ///   field <kind> <i> <name hex> <global size>          kind: state | adjoint
 ///   layout <kind> <rank> <i> <offset> <count>           every rank's block of every field
-///   <kind> <step> <file name hex>      a durable state at a step, or the adjoint state there
+///   <kind> <step> <file name hex>      kind: state (durable, in the file), reached (a state
+///                                      the first sweep reached, freed: its checksums only, the
+///                                      file '-'), adjoint (the adjoint state the reverse reached)
 ///   block <rank> <i> <byte offset> <count> <checksum hex>   its blocks, after it
 ///   end <checksum hex>
 ///
-/// States are listed by increasing step; at most one adjoint state is listed (the reverse sweep
-/// went down to its step).
+/// States are listed by increasing step, then the states reached, then at most one adjoint state
+/// (the reverse sweep went down to its step).
 
 #include <cstdint>
 #include <optional>
@@ -50,12 +53,16 @@ struct ManifestEntry {
 
 struct Manifest {
   std::string identity;
+  std::string label;
   int ranks = 0;
   schedule::Step steps = 0;
   schedule::Step interval = 0;
   std::int64_t generation = 0;
   std::vector<ManifestField> state, adjoint;
-  std::vector<ManifestEntry> states;     ///< by increasing step
+  std::vector<ManifestEntry> states;  ///< by increasing step
+  /// States the first sweep reached whose data was freed (the reverse went below them): their
+  /// checksums, so that a recomputation reaching them again is checked. By increasing step.
+  std::vector<ManifestEntry> reached;
   std::optional<ManifestEntry> reverse;  ///< the adjoint state the reverse sweep reached
 };
 
@@ -65,7 +72,7 @@ std::string to_text(const Manifest& manifest);
 /// place: a bad checksum, an unknown line, numbers out of range, blocks that do not match the
 /// layout, states out of order or off the interval.
 Manifest parse_manifest(std::string_view text, const std::string& source);
-/// What differs between the problem a manifest was written for and `now` (identity, ranks,
+/// What differs between the problem a manifest was written for and `now` (label, identity, ranks,
 /// steps, interval, fields and their layout), one phrase per difference; empty when they are
 /// the same problem.
 std::vector<std::string> differences(const Manifest& saved, const Manifest& now);

@@ -14,7 +14,7 @@ using tape::LevelTraffic;
 /// Statistics of one recording, as seen by this rank. Times are wall-clock seconds.
 struct RunStats {
   std::string schedule;
-  std::int64_t steps = 0;          ///< n
+  std::int64_t steps = 0;          ///< n (a resumed run: the first-sweep steps it took)
   std::int64_t forward_steps = 0;  ///< every forward step evaluated
   std::int64_t adjoint_steps = 0;
   LevelTraffic ram;   ///< RAM checkpoints: traffic, peak count and peak bytes (this rank)

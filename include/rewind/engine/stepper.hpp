@@ -25,7 +25,9 @@ struct StepContext {
   bool record = false;
   /// The step was taken before and is taken again from a restored state (a recomputation),
   /// rather than for the first time in the first sweep. A stepper that accumulates an
-  /// objective or writes output along the way does it only when this is false.
+  /// objective or writes output along the way does it only when this is false. (A resumable
+  /// run, EngineConfig::resume, restarts the first sweep from a durable state: an accumulator
+  /// must then be part of state() to be restored, and updated on every step.)
   bool recompute = false;
 };
 
