@@ -172,10 +172,11 @@ struct DurableLog::Impl {
     for (std::size_t f = 0; f < fields.size(); ++f) {
       spans.push_back({fields[f].name, scratch[f], 0, fields[f].global_size});
     }
-    load(
-        e, spans,
-        std::string("; the ") + what + " at step " + std::to_string(e.step) +
-            " is damaged, so the manifest is refused and nothing of it is used: " + removal_hint());
+    load(e, spans,
+         std::string("; the ") + what + " at step " + std::to_string(e.step) + " (rank " +
+             std::to_string(rank_) +
+             "'s block) is damaged, so the manifest is refused and nothing of it is used: " +
+             removal_hint());
   }
 
   // Reads a durable entry into `into` (this rank's blocks), on every rank or none.

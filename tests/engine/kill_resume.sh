@@ -191,7 +191,7 @@ file=$(printf "$(sed 's/../\\x&/g' <<<"$file_hex")")
 cp "$work/$file" "$work/data.saved"
 printf '\x01\x02\x03\x04\x05\x06\x07\x08' | dd of="$work/$file" bs=1 seek="$at" conv=notrunc status=none
 out=$(run "${common[@]}" --resume 2>&1) && fail "a damaged checkpoint was used: $out"
-grep -q "fails its checksum.*the state at step 0 is damaged, so the manifest is refused" <<<"$out" ||
+grep -q "fails its checksum.*the state at step 0 (rank 1.s block) is damaged, so the manifest is refused" <<<"$out" ||
   fail "a damaged checkpoint refused without the reason: $out"
 cp "$work/data.saved" "$work/$file"
 rm -f "$work/data.saved" "$work/manifest.saved" "$work/manifest.expected"

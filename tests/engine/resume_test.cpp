@@ -210,6 +210,9 @@ TEST(Resume, BadSettingsAreRefusedSayingWhatToSet) {
   not_enabled.resume.enabled = false;
   not_enabled.resume.resume = true;
   expect(not_enabled, "ResumeConfig::resume is set and ResumeConfig::enabled is not");
+  EngineConfig bogus = resumable("bad", 3, 5);
+  bogus.schedule = "bogus";
+  expect(bogus, "a resumable run plans each interval with the RAM budget alone");
   EngineConfig ram_store = resumable("bad", 3, 5);
   ram_store.disk_store = "ram";
   expect(ram_store, "in the \"hdf5\" disk store");
