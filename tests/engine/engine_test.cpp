@@ -479,25 +479,6 @@ TEST_P(EngineFailures, DiskFullDuringTheRunIsAnErrorOnEveryRank) {
   EXPECT_TRUE(all_ranks(what.find(c.store.directory) != std::string::npos)) << what;
 }
 
-// A TestStepper that forwards everything to another, for wrappers that watch or interfere.
-class ForwardingStepper : public TestStepper {
- public:
-  explicit ForwardingStepper(TestStepper& inner) : inner_(inner) {}
-  std::vector<Field> state() override { return inner_.state(); }
-  std::vector<Field> pullback() override { return inner_.pullback(); }
-  StepAccess access(Step i) override { return inner_.access(i); }
-  void forward(Step i, const StepContext& c) override { inner_.forward(i, c); }
-  void adjoint(Step i) override { inner_.adjoint(i); }
-  void reset(double h) override { inner_.reset(h); }
-  double objective() override { return inner_.objective(); }
-  double directional_derivative() override { return inner_.directional_derivative(); }
-  std::vector<double> gradient() override { return inner_.gradient(); }
-  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
-
- protected:
-  TestStepper& inner_;
-};
-
 // Overwrites the middle of every file in `dir` (rank 0), between barriers.
 void corrupt_files(const std::string& dir) {
   MPI_Barrier(MPI_COMM_WORLD);

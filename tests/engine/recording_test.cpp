@@ -352,12 +352,9 @@ TEST(SharedStores, DestroyedRecordingFreesItsCheckpoints) {
 
 // What the stepper is told: which forward steps are first-sweep steps and which are
 // recomputations, and the seed the caller passed.
-class Watcher final : public TestStepper {
+class Watcher final : public ForwardingStepper {
  public:
-  explicit Watcher(TestStepper& inner) : inner_(inner) {}
-  std::vector<Field> state() override { return inner_.state(); }
-  std::vector<Field> pullback() override { return inner_.pullback(); }
-  StepAccess access(Step i) override { return inner_.access(i); }
+  explicit Watcher(TestStepper& inner) : ForwardingStepper(inner) {}
   void forward(Step i, const StepContext& c) override {
     (c.recompute ? recomputed : first_sweep) += 1;
     if (!c.recompute) {
@@ -365,20 +362,12 @@ class Watcher final : public TestStepper {
     }
     inner_.forward(i, c);
   }
-  void adjoint(Step i) override { inner_.adjoint(i); }
   void begin_adjoint(std::span<const double> s) override {
     seed.assign(s.begin(), s.end());
     inner_.begin_adjoint(s);
   }
-  void reset(double h) override { inner_.reset(h); }
-  double objective() override { return inner_.objective(); }
-  double directional_derivative() override { return inner_.directional_derivative(); }
-  std::vector<double> gradient() override { return inner_.gradient(); }
   Step first_sweep = 0, recomputed = 0;
   std::vector<double> seed;
-
- private:
-  TestStepper& inner_;
 };
 
 TEST(Recording, StepperIsToldRecomputationsAndGetsTheSeed) {
@@ -433,12 +422,9 @@ namespace {
 // A stepper whose forward step depends on something outside its state: a forcing the test
 // changes after the first sweep (a model changed between solves, an event nobody replayed), or a
 // step that is not deterministic.
-class Drifting final : public TestStepper {
+class Drifting final : public ForwardingStepper {
  public:
-  explicit Drifting(TestStepper& inner) : inner_(inner) {}
-  std::vector<Field> state() override { return inner_.state(); }
-  std::vector<Field> pullback() override { return inner_.pullback(); }
-  StepAccess access(Step i) override { return inner_.access(i); }
+  explicit Drifting(TestStepper& inner) : ForwardingStepper(inner) {}
   void forward(Step i, const StepContext& c) override {
     inner_.forward(i, c);
     if (c.recompute && drift != 0.0 && i == 7) {
@@ -446,16 +432,7 @@ class Drifting final : public TestStepper {
       if (!x.empty()) x[0] += drift;  // the model the replay sees is not the first sweep's
     }
   }
-  void adjoint(Step i) override { inner_.adjoint(i); }
-  void begin_adjoint(std::span<const double> s) override { inner_.begin_adjoint(s); }
-  void reset(double h) override { inner_.reset(h); }
-  double objective() override { return inner_.objective(); }
-  double directional_derivative() override { return inner_.directional_derivative(); }
-  std::vector<double> gradient() override { return inner_.gradient(); }
   double drift = 0.0;
-
- private:
-  TestStepper& inner_;
 };
 
 // A recomputation that does not reproduce the first sweep is an error on every rank naming the

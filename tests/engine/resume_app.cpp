@@ -28,21 +28,15 @@ using namespace rwd;
 using namespace rwd::testing;
 
 // Forwards to the test stepper; stops the process where the driver wants it killed.
-class Killable final : public engine::Stepper {
+class Killable final : public ForwardingStepper {
  public:
   Killable(TestStepper& inner, Step kill_forward, Step kill_adjoint, std::string marker,
            MPI_Comm comm)
-      : inner_(inner),
+      : ForwardingStepper(inner),
         kill_forward_(kill_forward),
         kill_adjoint_(kill_adjoint),
         marker_(std::move(marker)),
         comm_(comm) {}
-  std::vector<Field> state() override { return inner_.state(); }
-  std::vector<Field> pullback() override { return inner_.pullback(); }
-  StepAccess access(Step i) override { return inner_.access(i); }
-  std::vector<Field> adjoint_state() override { return inner_.adjoint_state(); }
-  void loaded(engine::Kind kind) override { inner_.loaded(kind); }
-  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
   void forward(Step i, const StepContext& c) override {
     if (!c.recompute && i == kill_forward_) wait_for_kill();
     inner_.forward(i, c);
@@ -60,7 +54,6 @@ class Killable final : public engine::Stepper {
     if (rank == 0) std::ofstream(marker_) << "ready\n";
     for (;;) ::pause();
   }
-  TestStepper& inner_;
   Step kill_forward_, kill_adjoint_;
   std::string marker_;
   MPI_Comm comm_;

@@ -54,15 +54,9 @@ std::string error_of(TestStepper& s, const EngineConfig& c) {
 }
 
 // Throws at adjoint step `at` on every rank, once.
-class FailsOnce final : public engine::Stepper {
+class FailsOnce final : public ForwardingStepper {
  public:
-  FailsOnce(TestStepper& inner, Step at) : inner_(inner), at_(at) {}
-  std::vector<Field> state() override { return inner_.state(); }
-  std::vector<Field> pullback() override { return inner_.pullback(); }
-  StepAccess access(Step i) override { return inner_.access(i); }
-  std::vector<Field> adjoint_state() override { return inner_.adjoint_state(); }
-  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
-  void forward(Step i, const StepContext& c) override { inner_.forward(i, c); }
+  FailsOnce(TestStepper& inner, Step at) : ForwardingStepper(inner), at_(at) {}
   void adjoint(Step i) override {
     if (i == at_) {
       at_ = -1;
@@ -72,27 +66,19 @@ class FailsOnce final : public engine::Stepper {
   }
 
  private:
-  TestStepper& inner_;
   Step at_;
 };
 
 // Takes a different step the second time it takes step `at` (a model changed behind rewind).
-class ChangesOnReplay final : public engine::Stepper {
+class ChangesOnReplay final : public ForwardingStepper {
  public:
-  ChangesOnReplay(TestStepper& inner, Step at) : inner_(inner), at_(at) {}
-  std::vector<Field> state() override { return inner_.state(); }
-  std::vector<Field> pullback() override { return inner_.pullback(); }
-  StepAccess access(Step i) override { return inner_.access(i); }
-  std::vector<Field> adjoint_state() override { return inner_.adjoint_state(); }
-  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
+  ChangesOnReplay(TestStepper& inner, Step at) : ForwardingStepper(inner), at_(at) {}
   void forward(Step i, const StepContext& c) override {
     inner_.forward(i, c);
     if (i == at_ && c.recompute) inner_.state()[0].data[0] += 1e-12;
   }
-  void adjoint(Step i) override { inner_.adjoint(i); }
 
  private:
-  TestStepper& inner_;
   Step at_;
 };
 

@@ -475,4 +475,26 @@ class Lorenz96Leapfrog final : public TestStepper {
   std::vector<double> u_prev_, u_, u_in_, l_prev_, l_;
 };
 
+/// A TestStepper that forwards everything to another, for wrappers that watch or interfere
+/// (throw at a step, change a replayed step, stop for a kill): they override the one call.
+class ForwardingStepper : public TestStepper {
+ public:
+  explicit ForwardingStepper(TestStepper& inner) : inner_(inner) {}
+  std::vector<Field> state() override { return inner_.state(); }
+  std::vector<Field> pullback() override { return inner_.pullback(); }
+  StepAccess access(Step i) override { return inner_.access(i); }
+  std::vector<Field> adjoint_state() override { return inner_.adjoint_state(); }
+  void loaded(engine::Kind kind) override { inner_.loaded(kind); }
+  void forward(Step i, const StepContext& c) override { inner_.forward(i, c); }
+  void adjoint(Step i) override { inner_.adjoint(i); }
+  void begin_adjoint(std::span<const double> seed) override { inner_.begin_adjoint(seed); }
+  void reset(double h) override { inner_.reset(h); }
+  double objective() override { return inner_.objective(); }
+  double directional_derivative() override { return inner_.directional_derivative(); }
+  std::vector<double> gradient() override { return inner_.gradient(); }
+
+ protected:
+  TestStepper& inner_;
+};
+
 }  // namespace rwd::testing
