@@ -42,12 +42,13 @@ std::string manifest_of(const EngineConfig& c) {
   return (fs::path(c.store.directory) / "rewind-resume_test.resume").string();  // label sanitised
 }
 
+// What a run from x_0 throws (an rwd::Error, or the stepper's own exception), or "".
 std::string error_of(TestStepper& s, const EngineConfig& c) {
   try {
     s.reset(0.0);
     Engine engine(s, c);
     engine.run();
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     return e.what();
   }
   return {};
@@ -113,14 +114,7 @@ TEST(Resume, AFailedRunIsResumedFromItsLastDurableAdjointState) {
   const auto [reference, ref_stats] = adjoint(l96, storeall_config());
   EngineConfig c = fresh_resumable("failed", 2, 5);
   FailsOnce failing(l96, 12);
-  l96.reset(0.0);
-  std::string what;
-  try {
-    Engine engine(failing, c);
-    engine.run();
-  } catch (const std::exception& e) {  // the stepper's own exception comes through
-    what = e.what();
-  }
+  const std::string what = error_of(failing, c);  // the stepper's own exception comes through
   EXPECT_NE(what.find("the adjoint solver diverged"), std::string::npos) << what;
   // What it made durable stays, listed in its manifest: x_0, x_5, x_10 and the adjoint at 15.
   ASSERT_TRUE(all_ranks(fs::exists(manifest_of(c))));
@@ -157,14 +151,7 @@ TEST(Resume, AStepperThatChangesOnReplayIsStoppedNamingTheStep) {
   Lorenz96Rk4 l96(ring, 0.01);
   const EngineConfig c = fresh_resumable("replay", 2, 5);
   ChangesOnReplay changing(l96, 13);
-  l96.reset(0.0);
-  std::string what;
-  try {
-    Engine engine(changing, c);
-    engine.run();
-  } catch (const Error& e) {
-    what = e.what();
-  }
+  const std::string what = error_of(changing, c);
   EXPECT_TRUE(all_ranks(what.find("the state recomputed at step 15 differs from the first "
                                   "sweep's in field 'x'") != std::string::npos))
       << what;
