@@ -213,6 +213,18 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
     }
     entry = nullptr;
   };
+  // Every field has a block on every rank, before the first entry and at the end.
+  const auto check_layouts = [&] {
+    for (const auto* fields : {&m.state, &m.adjoint}) {
+      for (const ManifestField& f : *fields) {
+        for (std::size_t r = 0; r < ranks; ++r) {
+          if (f.offsets[r] < 0) {
+            in.fail("field '" + f.name + "' has no layout for rank " + std::to_string(r));
+          }
+        }
+      }
+    }
+  };
   // Which blocks of the current entry were given, [rank][field].
   std::vector<std::vector<bool>> seen;
   bool ended = false;
@@ -252,14 +264,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
     } else if (key == "state" || key == "adjoint" || key == "reached") {
       in.expect(3);
       finish_entry();
-      for (const auto* fields : {&m.state, &m.adjoint}) {
-        for (const ManifestField& f : *fields) {
-          for (std::size_t r = 0; r < ranks; ++r) {
-            if (f.offsets[r] < 0)
-              in.fail("field '" + f.name + "' has no layout for rank " + std::to_string(r));
-          }
-        }
-      }
+      check_layouts();
       if (m.state.empty()) in.fail("an entry before any state field");
       const bool adjoint = key == "adjoint", reached = key == "reached";
       if (adjoint && m.adjoint.empty()) in.fail("an adjoint entry without adjoint fields");
@@ -319,6 +324,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
     } else if (key == "end") {
       in.expect(2);
       finish_entry();
+      check_layouts();
       const std::uint64_t want = in.hex_u64(1);
       if (want != text_checksum(text.substr(0, in.line_start()))) {
         in.fail("the manifest fails its checksum (it was changed or damaged)");
