@@ -101,11 +101,8 @@ struct DurableLog::Impl {
       m_ = now_;
       m_.generation = 1;
       // Links no manifest lists are a killed run's before its first manifest: rewind's own.
-      agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
-              for (const std::string& name : data_links(dir_, settings_.label)) {
-                remove_file((std::filesystem::path(dir_) / name).string());
-              }
-            }));
+      agree(comm_, rank_ != 0 ? std::nullopt
+                              : capture([&] { remove_links(data_links(dir_, settings_.label)); }));
       return;
     }
     if (!settings_.resume) {
@@ -124,12 +121,15 @@ struct DurableLog::Impl {
     storage::mpi_check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm_),
                        "MPI_Bcast (resume manifest)");
     Manifest saved;
-    try {
-      saved = parse_manifest(text, path_);
-    } catch (const Error& e) {
-      throw Error(ErrorCode::Corrupt,
-                  std::string(e.what()) + "; it is not used: " + removal_hint());
-    }
+    // Every rank reads the same text; whatever it throws (out of memory too) is agreed.
+    agree(comm_, capture([&] {
+            try {
+              saved = parse_manifest(text, path_);
+            } catch (const Error& e) {
+              throw Error(ErrorCode::Corrupt,
+                          std::string(e.what()) + "; it is not used: " + removal_hint());
+            }
+          }));
     const std::vector<std::string> diff = differences(saved, now_);
     if (!diff.empty()) {
       std::string what;
@@ -149,26 +149,40 @@ struct DurableLog::Impl {
             std::set<std::string> listed;
             for (const ManifestEntry& e : m_.states) listed.insert(e.file);
             if (m_.reverse) listed.insert(m_.reverse->file);
+            std::vector<std::string> unlisted;
             for (const std::string& name : data_links(dir_, settings_.label)) {
-              if (!listed.count(name)) remove_file((std::filesystem::path(dir_) / name).string());
+              if (!listed.count(name)) unlisted.push_back(name);
             }
+            remove_links(unlisted);
           }));
+  }
+
+  // Removes links, and first any partial name of the same files (left by a run on another host,
+  // whose cleanup cannot tell whether that process lives), so that no file outlives its last
+  // name rewind knows. Rank 0.
+  void remove_links(const std::vector<std::string>& links) {
+    remove_partial_names_of(dir_, settings_.label, links);
+    for (const std::string& name : links) {
+      remove_file((std::filesystem::path(dir_) / name).string());
+    }
   }
 
   // "remove '<manifest>' and the rewind-<label>.resume-*.h5 files next to it to start again".
   std::string removal_hint() const {
-    return "remove '" + path_ + "' and the " + data_links_pattern(settings_.label) +
-           " files next to it to start again";
+    return "remove '" + path_ + "', '" + path_ + ".lock' and the " +
+           data_links_pattern(settings_.label) + " files next to it to start again";
   }
 
   void check_entry(const ManifestEntry& e, const std::vector<ManifestField>& fields,
                    const char* what) {
     std::vector<std::vector<double>> scratch;
     std::vector<Field> spans;
-    for (std::size_t f = 0; f < fields.size(); ++f) {
-      scratch.emplace_back(
-          static_cast<std::size_t>(fields[f].counts[static_cast<std::size_t>(rank_)]));
-    }
+    agree(comm_, capture([&] {
+            for (std::size_t f = 0; f < fields.size(); ++f) {
+              scratch.emplace_back(
+                  static_cast<std::size_t>(fields[f].counts[static_cast<std::size_t>(rank_)]));
+            }
+          }));
     for (std::size_t f = 0; f < fields.size(); ++f) {
       spans.push_back({fields[f].name, scratch[f], 0, fields[f].global_size});
     }
@@ -332,13 +346,7 @@ struct DurableLog::Impl {
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
             remove_file(path_);
             remove_file(path_ + ".lock");
-            const std::vector<std::string> links = data_links(dir_, settings_.label);
-            // A killed run's file may still have its partial name (left by a run on another
-            // host): the same file as a link, so certainly rewind's.
-            remove_partial_names_of(dir_, settings_.label, links);
-            for (const std::string& name : links) {
-              remove_file((std::filesystem::path(dir_) / name).string());
-            }
+            remove_links(data_links(dir_, settings_.label));
           }));
   }
 

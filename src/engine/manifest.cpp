@@ -18,6 +18,7 @@ constexpr std::string_view kMagic = "rewind resume manifest 1";
 constexpr std::int64_t kMaxRanks = 1 << 20;
 constexpr std::int64_t kMaxFields = 1 << 12;
 constexpr std::int64_t kMaxBlocks = 1 << 22;  // fields times ranks
+constexpr std::size_t kMaxName = 4096;        // a field's or a file's name, bytes
 
 std::string hex_of(std::string_view text) {
   static const char* digits = "0123456789abcdef";
@@ -244,7 +245,9 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
       }
       ManifestField f;
       f.name = in.text(3);
-      if (f.name.empty()) in.fail("a field without a name");
+      if (f.name.empty() || f.name.size() > kMaxName) {
+        in.fail("a field's name is 1 to " + std::to_string(kMaxName) + " bytes");
+      }
       f.global_size = in.integer(4, 0, kMax / 8);
       f.offsets.assign(ranks, -1);
       f.counts.assign(ranks, -1);
@@ -280,6 +283,8 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
         in.fail("states are listed by increasing step");
       }
       e.file = in.text(2);
+      if (e.file.size() > kMaxName)
+        in.fail("a file name over " + std::to_string(kMaxName) + " bytes");
       if (reached ? !e.file.empty()
                   : e.file.empty() || e.file.find('/') != std::string::npos || e.file == "." ||
                         e.file == "..") {
@@ -338,6 +343,28 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   }
   if (!ended) in.fail("no 'end' line (the file was cut short)");
   if (m.state.empty()) in.fail("no state field");
+  // What a run writes: the states from x_0 on every interval, then the states reached and the
+  // adjoint state from where the states stop.
+  const auto order = [&](const std::string& why) {
+    throw Error(ErrorCode::Corrupt, "resume manifest '" + source + "': " + why);
+  };
+  for (std::size_t i = 0; i < m.states.size(); ++i) {
+    if (m.states[i].step != static_cast<std::int64_t>(i) * m.interval) {
+      order("the states are not x_0 and every interval after it: step " +
+            std::to_string(m.states[i].step) + " is listed " + std::to_string(i + 1) + "th");
+    }
+  }
+  const std::int64_t below = static_cast<std::int64_t>(m.states.size()) * m.interval;
+  if (!m.reverse && !m.reached.empty()) order("states reached are listed without an adjoint state");
+  if (m.reverse && m.reverse->step != below) {
+    order("the adjoint state is at step " + std::to_string(m.reverse->step) +
+          ", not where the states stop (" + std::to_string(below) + ")");
+  }
+  for (std::size_t i = 0; i < m.reached.size(); ++i) {
+    if (m.reached[i].step != below + static_cast<std::int64_t>(i) * m.interval) {
+      order("the states reached do not follow the states every interval");
+    }
+  }
   return m;
 }
 

@@ -128,8 +128,9 @@ class ResumableRun {
     total.disk.peak_bytes = std::max(total.disk.peak_bytes, io.peak_bytes);
     total.io_seconds += io.seconds;
     total.schedule = "resumable(" + std::to_string(interval) + ", " + total.schedule + ")";
-    stores_->close();
+    // The manifest goes first: once the store closes, its file is gone.
     log_.finish();
+    stores_->close();
     total.total_seconds = seconds_since(t0);
     return total;
   }
@@ -232,17 +233,19 @@ void check_resumable(Stepper& stepper, const EngineConfig& config) {
   (void)resume_interval(config);
 }
 
-void agree_resume_config(MPI_Comm comm, const ResumeConfig& resume) {
+void agree_resume_config(MPI_Comm comm, const EngineConfig& config) {
+  const ResumeConfig& resume = config.resume;
+  const Step steps = config.params.steps, interval = resume_interval(config);
   const std::pair<const char*, std::uint64_t> fields[] = {
-      {"enabled", resume.enabled ? 1u : 2u},
-      {"resume", resume.resume ? 1u : 2u},
-      {"interval", static_cast<std::uint64_t>(resume.interval) * 2 + 1},
-      {"identity", std::hash<std::string>{}(resume.identity) | 1}};
+      {"ResumeConfig::enabled", resume.enabled ? 1u : 2u},
+      {"ResumeConfig::resume", resume.resume ? 1u : 2u},
+      {"ResumeConfig::interval", static_cast<std::uint64_t>(resume.interval) * 2 + 1},
+      {"params.steps", static_cast<std::uint64_t>(steps) * 2 + 1},
+      {"the interval params.disk makes", static_cast<std::uint64_t>(interval) * 2 + 1},
+      {"ResumeConfig::identity", std::hash<std::string>{}(resume.identity) | 1}};
   for (const auto& [name, value] : fields) {
     agree(comm, std::nullopt, value,
-          std::string("ResumeConfig::") + name +
-              " differs between ranks; every rank must give "
-              "the same");
+          std::string(name) + " differs between ranks; every rank must give the same");
   }
 }
 

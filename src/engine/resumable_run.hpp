@@ -16,9 +16,9 @@ RecordingConfig interval_config(const EngineConfig& config, Step n);
 /// Checks what a resumable run needs that the configuration and the stepper must give.
 /// Throws Error(InvalidArgument) naming the setting to change.
 void check_resumable(Stepper& stepper, const EngineConfig& config);
-/// Refuses, on every rank, a ResumeConfig whose fields differ between ranks, naming the field.
-/// Collective.
-void agree_resume_config(MPI_Comm comm, const ResumeConfig& resume);
+/// Refuses, on every rank, a ResumeConfig whose fields (or the step count, or the interval it
+/// makes) differ between ranks, naming the field. Collective; after check_resumable().
+void agree_resume_config(MPI_Comm comm, const EngineConfig& config);
 /// Engine::run() of a resumable run. Collective on the stores' communicator.
 RunStats run_resumable(Stepper& stepper, const std::shared_ptr<Stores>& stores,
                        const EngineConfig& config);

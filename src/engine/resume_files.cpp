@@ -23,7 +23,7 @@ std::string sanitized(const std::string& label) {
                     c == '.' || c == '_';
     out += ok ? c : '_';
   }
-  return out.empty() ? std::string("run") : out;
+  return out.empty() ? std::string("_") : out;  // as the HDF5 store names its files
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
@@ -120,20 +120,31 @@ void hard_link(const std::string& from, const std::string& to) {
 }
 
 int lock_run(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) fail("cannot create the lock", path, errno);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int e = errno;
-    ::close(fd);
-    if (e == EWOULDBLOCK) {
-      throw Error(ErrorCode::InvalidArgument,
-                  "resume: another process holds '" + path +
-                      "': a run with this label is live in this directory; wait for it, or give "
-                      "this run another label or directory");
+  // The run that ends unlinks its lock file: a lock taken on a file that was unlinked (or
+  // replaced) meanwhile locks nothing, so it is taken again on the file the name holds now.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) fail("cannot create the lock", path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int e = errno;
+      ::close(fd);
+      if (e == EWOULDBLOCK) {
+        throw Error(ErrorCode::InvalidArgument,
+                    "resume: another process holds '" + path +
+                        "': a run with this label is live in this directory; wait for it, or "
+                        "give this run another label or directory");
+      }
+      fail("cannot lock", path, e);
     }
-    fail("cannot lock", path, e);
+    struct stat held {
+    }, named{};
+    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+      return fd;
+    }
+    ::close(fd);
   }
-  return fd;
+  throw Error(ErrorCode::Io, "resume: the lock '" + path + "' keeps changing hands");
 }
 
 void remove_file(const std::string& path) {

@@ -582,16 +582,22 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
   if (fd >= 0) ::close(fd);  // every job has finished (close() drained the queue)
   fd = -1;
   if (!keep_file) {
-    // A file that is not kept is emptied and unlinked before HDF5 closes it: its space comes
-    // back at once (so the metadata HDF5 still writes while closing finds room on a full disk),
-    // and nothing that looks like a checkpoint file survives a failed close or a crash.
+    // A file that is not kept is emptied (unless it has another name) and unlinked before HDF5
+    // closes it: its space comes back at once (so the metadata HDF5 still writes while closing
+    // finds room on a full disk), and nothing that looks like a checkpoint file survives a failed
+    // close or a crash.
     settle(std::nullopt);  // every rank is here, so no write is in flight
     std::optional<Error> removed;
     if (rank == 0) {
       removed = capture([&] {
         const int f = ::open(partial_path.c_str(), O_WRONLY | O_CLOEXEC);
         if (f >= 0) {
-          [[maybe_unused]] const int rc = ::ftruncate(f, 0);  // best effort; unlinked below
+          // A file with another name (a resumable run's link, docs/resume.md) holds data that
+          // name stands for: only this name goes.
+          struct stat st {};
+          if (::fstat(f, &st) == 0 && st.st_nlink <= 1) {
+            [[maybe_unused]] const int rc = ::ftruncate(f, 0);  // best effort; unlinked below
+          }
           ::close(f);
         }
         if (::unlink(partial_path.c_str()) != 0 && errno != ENOENT) {

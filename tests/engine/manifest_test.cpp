@@ -155,6 +155,28 @@ TEST(Manifest, StructuralDamageIsNamedWithItsLine) {
   expect("\nreached 15 -\n", "\nstate 12 -\n", "not a multiple of the interval");
 }
 
+TEST(Manifest, EntriesOutOfTheOrderARunWritesAreRefused) {
+  const auto expect = [](const Manifest& m, const std::string& why) {
+    const std::string what = error_of(to_text(m));  // a valid checksum: only the order is wrong
+    EXPECT_NE(what.find(why), std::string::npos) << what;
+  };
+  Manifest gap = sample();
+  gap.states.erase(gap.states.begin() + 1);  // x_0, x_10: x_5 missing
+  expect(gap, "the states are not x_0 and every interval after it");
+  Manifest adjoint_off = sample();
+  adjoint_off.reverse->step = 20;
+  expect(adjoint_off, "the adjoint state is at step 20, not where the states stop (15)");
+  Manifest reached_alone = sample();
+  reached_alone.reverse.reset();
+  expect(reached_alone, "states reached are listed without an adjoint state");
+  Manifest reached_gap = sample();
+  reached_gap.reached.erase(reached_gap.reached.begin() + 1);
+  expect(reached_gap, "the states reached do not follow the states every interval");
+  Manifest long_name = sample();
+  long_name.state[0].name = std::string(5000, 'x');
+  expect(long_name, "a field's name is 1 to 4096 bytes");
+}
+
 TEST(Manifest, DifferencesNameWhatChanged) {
   const Manifest a = sample();
   Manifest b = a;

@@ -146,6 +146,33 @@ TEST(Resume, AFailedRunIsResumedFromItsLastDurableAdjointState) {
   EXPECT_EQ(again_stats.resumed_at, -1);
 }
 
+// The usual shape of a program that reports an error and goes on: the Engine outlives the
+// exception, so its stores close normally instead of while unwinding. The durable states must
+// survive that close (the store's file has a second name, which closing must not empty).
+TEST(Resume, AFailedRunWhoseEngineOutlivesTheErrorStaysResumable) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const auto [reference, ref_stats] = adjoint(l96, storeall_config());
+  EngineConfig c = fresh_resumable("outlives", 2, 5);
+  FailsOnce failing(l96, 12);
+  l96.reset(0.0);
+  {
+    Engine engine(failing, c);
+    std::string what;
+    try {
+      engine.run();
+    } catch (const std::exception& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("the adjoint solver diverged"), std::string::npos) << what;
+  }  // destroyed here, not while unwinding
+  c.resume.resume = true;
+  const auto [gradient, stats] = adjoint(l96, c);
+  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
+  EXPECT_EQ(stats.resumed_at, 15);
+  EXPECT_EQ(rewind_files(c.store.directory), 0);
+}
+
 TEST(Resume, AStepperThatChangesOnReplayIsStoppedNamingTheStep) {
   const Ring ring(MPI_COMM_WORLD, 40);
   Lorenz96Rk4 l96(ring, 0.01);
@@ -195,6 +222,25 @@ TEST(Resume, BadSettingsAreRefusedSayingWhatToSet) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size > 1) {
     expect(differs, "ResumeConfig::identity differs between ranks");
+  }
+  EngineConfig steps_differ = resumable("bad", 3, 5);
+  steps_differ.params.steps = world_rank() == 0 ? kSteps : kSteps - 5;
+  if (size > 1) expect(steps_differ, "params.steps differs between ranks");
+  // No adjoint state on the last rank only: an error on every rank, not a rank left waiting.
+  class NoAdjointStateOnOneRank final : public ForwardingStepper {
+   public:
+    using ForwardingStepper::ForwardingStepper;
+    std::vector<Field> adjoint_state() override {
+      int rank = 0, size = 1;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      return rank == size - 1 ? std::vector<Field>{} : inner_.adjoint_state();
+    }
+  } one_rank(l96);
+  {
+    const std::string what = error_of(one_rank, resumable("bad", 3, 5));
+    EXPECT_TRUE(all_ranks(what.find("has no Stepper::adjoint_state()") != std::string::npos))
+        << what;
   }
   // A stepper without adjoint_state(): DiffusionDecay's fields wrapped without it.
   class NoAdjointState final : public engine::Stepper {
