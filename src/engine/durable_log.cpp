@@ -143,8 +143,6 @@ struct DurableLog::Impl {
     if (saved.reverse) check_entry(*saved.reverse, saved.adjoint, "adjoint state");
     m_ = saved;
     m_.generation = saved.generation + 1;
-    for (const ManifestEntry& e : m_.states) remember(e);
-    for (const ManifestEntry& e : m_.reached) remember(e);
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
             std::set<std::string> listed;
             for (const ManifestEntry& e : m_.states) listed.insert(e.file);
@@ -206,13 +204,15 @@ struct DurableLog::Impl {
     io_.seconds += seconds_since(t0);
   }
 
-  // The first sweep's state at `step`, as a durable state's checksums on this rank.
-  void remember(const ManifestEntry& e) {
-    std::vector<std::uint64_t>& sums = first_sweep_[e.step];
-    sums.clear();
-    for (const storage::SealedBlock& b : e.blocks[static_cast<std::size_t>(rank_)]) {
-      sums.push_back(b.checksum);
+  // The first sweep's state at `step` as the manifest lists it (durable, or reached and freed),
+  // or null.
+  const ManifestEntry* first_sweep_at(Step step) const {
+    for (const auto* list : {&m_.states, &m_.reached}) {
+      for (const ManifestEntry& e : *list) {
+        if (e.step == step) return &e;
+      }
     }
+    return nullptr;
   }
 
   // An interval taken again in the reverse sweep must reach the state the first sweep reached
@@ -220,11 +220,11 @@ struct DurableLog::Impl {
   // rank, naming the step and the field, rather than giving a wrong gradient.
   void check_replay(Step step, const std::vector<Field>& fields) {
     if (!settings_.verify) return;
-    const auto it = first_sweep_.find(step);
     std::optional<Error> differs;
-    if (it != first_sweep_.end()) {
-      for (std::size_t f = 0; f < fields.size() && f < it->second.size(); ++f) {
-        if (storage::block_checksum(fields[f].data) == it->second[f]) continue;
+    if (const ManifestEntry* e = first_sweep_at(step)) {
+      const auto& blocks = e->blocks[static_cast<std::size_t>(rank_)];
+      for (std::size_t f = 0; f < fields.size() && f < blocks.size(); ++f) {
+        if (storage::block_checksum(fields[f].data) == blocks[f].checksum) continue;
         differs.emplace(ErrorCode::Corrupt,
                         "resume: the state recomputed at step " + std::to_string(step) +
                             " differs from the first sweep's in field '" +
@@ -293,7 +293,6 @@ struct DurableLog::Impl {
       }
       m_.reached.insert(m_.reached.begin(), passed.begin(), passed.end());
     } else {
-      remember(e);
       m_.states.push_back(std::move(e));
     }
     publish();
@@ -359,7 +358,6 @@ struct DurableLog::Impl {
   Manifest now_, m_;
   DurableTraffic io_;
   std::map<Key, std::int64_t> held_;  // bytes of what this run holds in its own file
-  std::map<Step, std::vector<std::uint64_t>> first_sweep_;  // checksums of durable states
   std::int64_t state_run_ = 0, adjoint_run_ = 0;
   int lock_fd_ = -1;  // rank 0: the run's lock, held while it is live
 };
