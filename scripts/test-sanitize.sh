@@ -19,10 +19,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Everything but the PETSc tutorial comparisons (about 150 runs of PETSc's own code, which would
 # double the time), then a sample of them: the rewind trajectory at 2 ranks with RAM, two-level
 # and disk budgets, with and without stages, and the event and segment programs at 2 ranks. Of the
-# kill-and-resume runs (a minute or two each instrumented) one stepper's, with asynchronous I/O.
+# kill-and-resume runs (a minute or two each instrumented) one stepper's, with asynchronous I/O,
+# and the PETSc ones at 2 ranks.
 status=0
 ctest --test-dir "$build_dir" -LE 'bench|soak|valgrind|fuzz' \
-  -E '^(install|format|layering)\.|^petsc\.(builtin|builtin_fails|harness|rewind|events|baseline)\.|^engine\.resume\.(diffusion\.|lorenz\.kills\.sync)' \
+  -E '^(install|format|layering)\.|^petsc\.(builtin|builtin_fails|harness|rewind|events|baseline)\.|^engine\.resume\.(diffusion\.|lorenz\.kills\.sync)|^petsc\.resume\.ex9adj\.' \
   --output-on-failure -j "$(nproc)" "$@" || status=$?
 ctest --test-dir "$build_dir" -LE 'bench|soak|valgrind|fuzz' \
   -R '^petsc\.(rewind\.ex5adj\.np2\.(fixed|rk4)|events\.(parameter|segments)\..*\.np2)' \

@@ -1,4 +1,4 @@
-#include "durable_log.hpp"
+#include "rewind/engine/durable_log.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,9 @@
 #include "rewind/storage/hdf5_store.hpp"
 #include "rewind/timing.hpp"
 
-namespace rwd::engine::detail {
+namespace rwd::engine {
+
+using namespace detail;  // resume_files.hpp
 
 namespace {
 
@@ -140,12 +142,14 @@ struct DurableLog::Impl {
     }
     // Every durable checkpoint it lists is read and checked before any is used.
     for (const ManifestEntry& e : saved.states) check_entry(e, saved.state, "state");
+    if (saved.final_state) check_entry(*saved.final_state, saved.state, "final state");
     if (saved.reverse) check_entry(*saved.reverse, saved.adjoint, "adjoint state");
     m_ = saved;
     m_.generation = saved.generation + 1;
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
             std::set<std::string> listed;
             for (const ManifestEntry& e : m_.states) listed.insert(e.file);
+            if (m_.final_state) listed.insert(m_.final_state->file);
             if (m_.reverse) listed.insert(m_.reverse->file);
             std::vector<std::string> unlisted;
             for (const std::string& name : data_links(dir_, settings_.label)) {
@@ -212,6 +216,7 @@ struct DurableLog::Impl {
         if (e.step == step) return &e;
       }
     }
+    if (m_.final_state && m_.final_state->step == step) return &*m_.final_state;
     return nullptr;
   }
 
@@ -235,6 +240,21 @@ struct DurableLog::Impl {
       }
     }
     agree(comm_, differs);
+  }
+
+  // The adjoint state's layout, known after open() to a host that sets its adjoint buffers late.
+  void set_adjoint_layout(const std::vector<Field>& adjoint) {
+    now_.adjoint = shapes(adjoint, comm_, size_, "the adjoint state");
+    if (!m_.adjoint.empty() && m_.adjoint != now_.adjoint) {
+      Manifest a = m_, b = m_;
+      b.adjoint = now_.adjoint;
+      std::string what;
+      for (const std::string& d : differences(a, b)) what += (what.empty() ? "" : "; ") + d;
+      throw Error(
+          ErrorCode::InvalidArgument,
+          "resume: '" + path_ + "' was written for another problem, so it is not resumed: " + what);
+    }
+    m_.adjoint = now_.adjoint;
   }
 
   const ManifestEntry& state_at(Step step) const {
@@ -262,7 +282,7 @@ struct DurableLog::Impl {
 
   // Makes the state (or the adjoint state) the stepper holds at `step` durable, lists it in the
   // manifest, and frees what the manifest no longer lists.
-  void save(bool adjoint, Step step, const std::vector<Field>& fields) {
+  void save(bool adjoint, Step step, const std::vector<Field>& fields, bool last = false) {
     const auto t0 = SteadyClock::now();
     storage::Hdf5Store& store = disk();
     const Key key{step, Kind::Restart, adjoint ? adjoint_run_ : state_run_};
@@ -292,6 +312,11 @@ struct DurableLog::Impl {
         m_.states.pop_back();
       }
       m_.reached.insert(m_.reached.begin(), passed.begin(), passed.end());
+    } else if (last) {
+      if (m_.final_state && m_.final_state->file == link_) {
+        freed.push_back({m_.final_state->step, Kind::Restart, state_run_});
+      }
+      m_.final_state = std::move(e);
     } else {
       m_.states.push_back(std::move(e));
     }
@@ -362,6 +387,10 @@ struct DurableLog::Impl {
   int lock_fd_ = -1;  // rank 0: the run's lock, held while it is live
 };
 
+std::string resume_manifest_path(const std::string& directory, const std::string& label) {
+  return manifest_path(directory, label);
+}
+
 DurableLog::DurableLog(std::shared_ptr<Stores> stores, DurableSettings settings,
                        const std::vector<Field>& state, const std::vector<Field>& adjoint)
     : impl_(std::make_unique<Impl>(std::move(stores), std::move(settings), state, adjoint)) {}
@@ -374,6 +403,12 @@ const Manifest& DurableLog::manifest() const {
 }
 void DurableLog::save(bool adjoint, Step step, const std::vector<Field>& fields) {
   impl_->save(adjoint, step, fields);
+}
+void DurableLog::set_adjoint_layout(const std::vector<Field>& adjoint) {
+  impl_->set_adjoint_layout(adjoint);
+}
+void DurableLog::save_final(Step step, const std::vector<Field>& fields) {
+  impl_->save(false, step, fields, true);
 }
 void DurableLog::load(const ManifestEntry& entry, const std::vector<Field>& into) {
   impl_->load(entry, into);
@@ -391,4 +426,4 @@ const DurableTraffic& DurableLog::traffic() const {
   return impl_->io_;
 }
 
-}  // namespace rwd::engine::detail
+}  // namespace rwd::engine

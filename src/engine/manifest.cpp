@@ -174,6 +174,7 @@ std::string to_text(const Manifest& m) {
     }
   }
   for (const ManifestEntry& e : m.states) append_entry(out, "state", e);
+  if (m.final_state) append_entry(out, "final", *m.final_state);
   for (const ManifestEntry& e : m.reached) append_entry(out, "reached", e);
   if (m.reverse) append_entry(out, "adjoint", *m.reverse);
   out += "end " + hex64(text_checksum(out)) + "\n";
@@ -233,7 +234,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
     const std::string_view key = in.word(0);
     if (key == "field") {
       in.expect(5);
-      if (!m.states.empty() || m.reverse) in.fail("a field after the entries");
+      if (!m.states.empty() || m.final_state || m.reverse) in.fail("a field after the entries");
       const bool adjoint = in.word(1) == "adjoint";
       if (!adjoint && in.word(1) != "state") in.fail("a field is 'state' or 'adjoint'");
       auto& fields = adjoint ? m.adjoint : m.state;
@@ -264,23 +265,29 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
       if (field.offsets[r] >= 0) in.fail("a block laid out twice");
       field.offsets[r] = in.integer(4, 0, field.global_size);
       field.counts[r] = in.integer(5, 0, field.global_size - field.offsets[r]);
-    } else if (key == "state" || key == "adjoint" || key == "reached") {
+    } else if (key == "state" || key == "adjoint" || key == "reached" || key == "final") {
       in.expect(3);
       finish_entry();
       check_layouts();
       if (m.state.empty()) in.fail("an entry before any state field");
-      const bool adjoint = key == "adjoint", reached = key == "reached";
+      const bool adjoint = key == "adjoint", reached = key == "reached", last = key == "final";
       if (adjoint && m.adjoint.empty()) in.fail("an adjoint entry without adjoint fields");
       if (m.reverse) in.fail("an entry after the adjoint entry");
       if (key == "state" && !m.reached.empty()) in.fail("a state after the states reached");
+      if ((key == "state" || last) && m.final_state) in.fail("a state after the final state");
+      if (last && !m.reached.empty()) in.fail("the final state after the states reached");
       ManifestEntry e;
-      e.step = in.integer(1, 0, m.steps - 1);
-      if (e.step % m.interval != 0) {
-        in.fail("step " + std::to_string(e.step) + " is not a multiple of the interval");
-      }
-      const std::vector<ManifestEntry>& before = m.reached.empty() ? m.states : m.reached;
-      if (!adjoint && !before.empty() && e.step <= before.back().step) {
-        in.fail("states are listed by increasing step");
+      if (last) {
+        e.step = in.integer(1, m.steps, m.steps);
+      } else {
+        e.step = in.integer(1, 0, m.steps - 1);
+        if (e.step % m.interval != 0) {
+          in.fail("step " + std::to_string(e.step) + " is not a multiple of the interval");
+        }
+        const std::vector<ManifestEntry>& before = m.reached.empty() ? m.states : m.reached;
+        if (!adjoint && !before.empty() && e.step <= before.back().step) {
+          in.fail("states are listed by increasing step");
+        }
       }
       e.file = in.text(2);
       if (e.file.size() > kMaxName)
@@ -295,6 +302,9 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
       if (adjoint) {
         m.reverse = std::move(e);
         entry = &*m.reverse;
+      } else if (last) {
+        m.final_state = std::move(e);
+        entry = &*m.final_state;
       } else if (reached) {
         m.reached.push_back(std::move(e));
         entry = &m.reached.back();
@@ -389,6 +399,7 @@ std::vector<std::string> differences(const Manifest& saved, const Manifest& now)
   for (bool adjoint : {false, true}) {
     const auto& a = adjoint ? saved.adjoint : saved.state;
     const auto& b = adjoint ? now.adjoint : now.state;
+    if (adjoint && b.empty()) continue;  // not known yet (DurableLog::set_adjoint_layout())
     const std::string kind = adjoint ? "adjoint state" : "state";
     if (a.size() != b.size()) {
       out.push_back("the " + kind + " had " + std::to_string(a.size()) + " fields, has " +

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "durable_log.hpp"
+#include "rewind/engine/durable_log.hpp"
 #include "rewind/storage/collective.hpp"
 #include "rewind/timing.hpp"
 

@@ -46,8 +46,9 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
   char schedule[256];
   PetscBool flg = PETSC_FALSE;
   PetscFunctionBegin;
-  for (const char* name : {"-ts_trajectory_max_cps_ram", "-ts_trajectory_max_cps_disk",
-                           "-ts_trajectory_rewind_steps"}) {
+  for (const char* name :
+       {"-ts_trajectory_max_cps_ram", "-ts_trajectory_max_cps_disk", "-ts_trajectory_rewind_steps",
+        "-ts_trajectory_rewind_resume_interval"}) {
     PetscCall(check_integer_text(PetscOptionsObject, name, comm));
   }
   PetscOptionsHeadBegin(PetscOptionsObject, "rewind trajectory options (adjoint checkpointing)");
@@ -92,6 +93,15 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
       "Check every recomputed state against the forward run (a hash a state; an error, not a "
       "wrong gradient, when they differ)",
       "TSTrajectoryRewindSetVerify", o.verify, &o.verify, NULL));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_resume",
+      "Make the run survive a kill (durable checkpoints and a manifest in "
+      "-ts_trajectory_dirname), and go on from those of a killed run with the same options",
+      "TSTrajectorySetFromOptions", o.resume, &o.resume, NULL));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_rewind_resume_interval",
+      "Steps between durable states of a resumable run (0: the smallest the disk budget allows)",
+      "TSTrajectorySetFromOptions", o.resume_interval, &o.resume_interval, NULL));
   PetscOptionsHeadEnd();
   if (flg) {
     PetscCheck(schedule::ScheduleRegistry::instance().contains(schedule), comm,
@@ -131,6 +141,10 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
   PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_steps must be >= 0 (0: count the steps), got %" PetscInt_FMT,
              o.steps);
+  PetscCheck(o.resume_interval >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_resume_interval must be >= 0 (0: from the disk budget), got "
+             "%" PetscInt_FMT,
+             o.resume_interval);
   PetscFunctionReturn(0);
 }
 

@@ -20,6 +20,10 @@ struct Options {
   PetscReal ram_bytes = 0;        ///< 0: not given
   PetscInt steps = 0;             ///< the step count, when TS cannot predict it (0: count it)
   PetscBool verify = PETSC_TRUE;  ///< recomputed states are checked against the first sweep
+  /// The run survives a kill: durable states, adjoint states and a manifest on disk, and a run
+  /// killed before goes on from them (docs/resume.md, "PETSc").
+  PetscBool resume = PETSC_FALSE;
+  PetscInt resume_interval = 0;  ///< steps between durable states (0: from the disk budget)
 
   bool auto_costs() const { return write_cost < 0 || read_cost < 0; }
   bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }

@@ -40,6 +40,9 @@ PetscInt rejections(TS ts) {
 void set_rejections(TS ts, PetscInt n) {
   ts->reject = n;
 }
+void set_adjoint_steps(TS ts, PetscInt done) {
+  ts->adjoint_steps = done;
+}
 PetscInt max_steps(TS ts) {
   return ts->max_steps;
 }

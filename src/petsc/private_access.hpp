@@ -27,6 +27,9 @@ void set_reason(TS ts, TSConvergedReason reason);
 void restart_history(TS ts, bool restart);
 PetscInt rejections(TS ts);
 void set_rejections(TS ts, PetscInt rejections);
+/// The adjoint steps TSAdjointSolve counts as done (ts->adjoint_steps): its loop ends when they
+/// reach the steps it was asked for.
+void set_adjoint_steps(TS ts, PetscInt done);
 PetscInt max_steps(TS ts);
 PetscReal max_time(TS ts);
 TSExactFinalTimeOption exact_final_time(TS ts);

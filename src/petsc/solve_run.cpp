@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "check.hpp"
 #include "log_events.hpp"
@@ -87,6 +88,12 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
   events_seen_ = detail::events_recorded(ts);
   planned_ = detail::has_events(ts) ? 0 : o.steps > 0 ? o.steps : planned_steps(ts);
   last_set_time_ = std::chrono::steady_clock::now();
+  agree_resume_options(PetscObjectComm((PetscObject)ts), o);
+  if (o.resume) {
+    start_resumable();
+    return;
+  }
+  note_killed_run();
   segments_.emplace_back();
   // Measured disk costs are in units of a step: with no step timed yet, keep x_0 aside and
   // plan once the first step has been timed.
@@ -117,10 +124,19 @@ void SolveRun::plan(Segment& segment) {
   double local = from_last_run ? carry_.step_seconds : first_step_seconds_, worst = 0.0;
   MPI_Allreduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)ts_));
   const bool first = &segment == &segments_.front();
-  const PetscInt steps = first ? planned_ : detail::has_events(ts_) ? 0 : planned_steps(ts_);
+  PetscInt steps = first ? planned_ : detail::has_events(ts_) ? 0 : planned_steps(ts_);
+  Options options = carry_.options;
+  if (durable_) {
+    // An interval of a resumable run: in RAM (the disk holds the durable states), so disk
+    // costs are not measured.
+    steps = interval_steps(segment.first);
+    options.write_cost = std::max<PetscReal>(options.write_cost, 0);
+    options.read_cost = std::max<PetscReal>(options.read_cost, 0);
+  }
   RunConfig config = make_run_config(
-      tj_, ts_, carry_.options, steps,
+      tj_, ts_, options, steps,
       {worst, from_last_run ? "mean step of the last run" : "first step of this run"});
+  if (durable_) config.recording.params.disk = 0;
   // A segment is planned with what the segments before it leave of the budget (they keep what
   // their reverse needs; see docs/petsc.md, "Events and runs in segments").
   engine::Stores& stores = stores_for(config.stores);
@@ -168,7 +184,13 @@ void SolveRun::start_segment(PetscInt first) {
 }
 
 void SolveRun::before_step() {
-  if (!forward_ended_ || !segments_.front().recording) return;
+  if (durable_ && forward_ended_) {
+    throw Error(ErrorCode::InvalidArgument,
+                "-ts_trajectory_rewind_resume: this TSSolve continues a resumable run, which is "
+                "not supported; start a new run with TSSetStepNumber(ts, 0), or run without "
+                "-ts_trajectory_rewind_resume");
+  }
+  if (!forward_ended_ || segments_.empty() || !segments_.front().recording) return;
   // A TSSolve continues the run from the state the program left in the TS (it may have changed
   // the state and the model since the last solve).
   const PetscReal t = detail::clock(ts_).time;
@@ -296,7 +318,8 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     REWIND_PETSC(VecSwap(sol, x0_));
     REWIND_PETSC(VecDestroy(&x0_));
   }
-  if (!segments_.front().recording || stepnum == last_set_) return;  // not planned, or a repeat
+  // Not planned, or a repeat.
+  if ((!durable_ && !segments_.front().recording) || stepnum == last_set_) return;
   if (stepnum != last_set_ + 1) {
     throw Error(ErrorCode::InvalidArgument,
                 "rewind: TSTrajectorySet for step " + std::to_string(stepnum) + " after step " +
@@ -324,9 +347,24 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     throw Error(ErrorCode::Internal, "rewind: step " + std::to_string(stepnum) +
                                          " was taken after the run ended, unseen by the step hook");
   }
-  {
+  if (!segments_.empty() && segments_.back().recording) {
     Segment& s = segments_.back();
     s.recording->forward_step_done(stepnum - 1 - s.first, last);
+  }
+  if (durable_) {
+    if (last && stepnum != durable_->steps()) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "-ts_trajectory_rewind_resume: the run ended at step " + std::to_string(stepnum) +
+                      ", and its durable states were placed for the " +
+                      std::to_string(durable_->steps()) +
+                      " steps TS predicted; give -ts_max_steps and -ts_max_time that end it "
+                      "there");
+    }
+    pause_for_test("forward", stepnum);
+    durable_->reached(stepnum);
+    if (!last && stepnum == durable_->interval_start(durable_->steps() - 1)) {
+      start_segment(stepnum);  // the last interval is recorded as the first sweep takes it
+    }
   }
   const PetscInt events = detail::events_recorded(ts_);
   if (events > events_seen_) {
@@ -343,7 +381,7 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     // Another TSSolve may continue this run and move the TS past its final state and last
     // stages; a recording that could not recompute them keeps them now.
     Segment& s = segments_.back();
-    if (s.recording && s.recording->phase() == engine::Phase::Recorded &&
+    if (!durable_ && s.recording && s.recording->phase() == engine::Phase::Recorded &&
         !s.recording->can_rebuild()) {
       try {
         s.recording->park();
@@ -365,11 +403,16 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
   }
 }
 
-std::size_t SolveRun::segment_of(PetscInt i) const {
+std::optional<std::size_t> SolveRun::find_segment(PetscInt i) const {
   for (std::size_t j = segments_.size(); j-- > 0;) {
     const Segment& s = segments_[j];
     if (s.recording && i >= s.first && i < s.first + s.recording->steps()) return j;
   }
+  return std::nullopt;
+}
+
+std::size_t SolveRun::segment_of(PetscInt i) const {
+  if (const std::optional<std::size_t> j = find_segment(i)) return *j;
   throw Error(ErrorCode::Internal, "rewind: no segment holds step " + std::to_string(i));
 }
 
@@ -379,7 +422,13 @@ void SolveRun::complete_prepared() {
   if (prepared_local_ >= 0) {
     s.recording->adjoint_done(prepared_local_);
     if (prepared_local_ == 0) {
-      total_.add(s.recording->finish());
+      engine::RunStats st = s.recording->finish();
+      if (s.again) {  // its first sweep recomputed steps the run took before
+        st.recompute_seconds += st.forward_seconds;
+        st.forward_seconds = 0.0;
+        st.steps = 0;
+      }
+      total_.add(st);
       s.done = true;
     }
   }
@@ -387,6 +436,10 @@ void SolveRun::complete_prepared() {
 }
 
 void SolveRun::get(PetscInt stepnum, PetscReal* t) {
+  if (durable_) {
+    get_resumable(stepnum, t);
+    return;
+  }
   if (!segments_.front().recording) {
     throw Error(ErrorCode::InvalidArgument,
                 "rewind: TSTrajectoryGet without a recorded forward run (call TSSolve first)");
@@ -414,9 +467,26 @@ void SolveRun::get(PetscInt stepnum, PetscReal* t) {
 }
 
 bool SolveRun::finish() {
-  if (!prepared_ || *prepared_ != 0 || prepared_local_ != 0) return false;
+  if (!prepared_ || segments_[*prepared_].first != 0 || prepared_local_ != 0) return false;
   complete_prepared();
   RunReport& r = carry_.report;
+  if (durable_) {
+    const PetscInt n = durable_->steps(), last = durable_->interval_start(n - 1);
+    total_.forward_steps += std::max<PetscInt>(0, last - first_sweep_from_);
+    total_.steps = n - first_sweep_from_;
+    const engine::DurableTraffic& io = durable_->traffic();
+    total_.disk.writes += io.writes;
+    total_.disk.bytes_written += io.bytes_written;
+    total_.disk.reads += io.reads;
+    total_.disk.bytes_read += io.bytes_read;
+    total_.disk.peak = std::max(total_.disk.peak, io.peak);
+    total_.disk.peak_bytes = std::max(total_.disk.peak_bytes, io.peak_bytes);
+    total_.io_seconds += io.seconds;
+    total_.resumed_at = durable_->resumed_at();
+    total_.resumed_in_reverse = adjoint_resumed_;
+    // The manifest goes first: once the store closes, its file is gone.
+    durable_->finish();
+  }
   r.stats = total_;
   r.finished = true;
   r.replayed_rejections = log_.replayed_rejections;
@@ -424,6 +494,7 @@ bool SolveRun::finish() {
   r.events = events_seen_;
   r.thinned = thinned_;
   r.verify = carry_.options.verify == PETSC_TRUE;
+  r.resume_interval = durable_ ? durable_->interval() : 0;
   if (engine::Stores* stores = carry_.stores.get()) {
     storage::Store* disk = stores->disk_if_open();
     if (segments_.size() > 1 && !carry_.shared_stores) {
@@ -443,6 +514,144 @@ bool SolveRun::finish() {
                      static_cast<PetscInt>(r.stats.disk.reads),
                      static_cast<PetscInt>(r.stats.disk.writes));
   return true;
+}
+
+void SolveRun::note_killed_run() {
+  const char* dir = detail::dirname(tj_);
+  if (!dir || carry_.options.max_cps_disk == 0) return;
+  PetscMPIInt rank = 0;
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
+  REWIND_PETSC(MPI_Comm_rank(comm, &rank));
+  if (rank != 0) return;
+  const std::string manifest = engine::resume_manifest_path(dir, "ts");
+  std::error_code ec;
+  if (!std::filesystem::exists(manifest, ec)) return;
+  std::fprintf(stderr,
+               "rewind: '%s' lists a killed resumable run's checkpoints; this run does not "
+               "resume it (-ts_trajectory_rewind_resume), starts at x_0 with checkpoint files of "
+               "its own, and leaves the killed run's files as they are\n",
+               manifest.c_str());
+}
+
+void SolveRun::start_resumable() {
+  const Options& o = carry_.options;
+  if (carry_.shared_stores) {
+    throw Error(ErrorCode::InvalidArgument,
+                "-ts_trajectory_rewind_resume: the runs of an ensemble are not resumable yet; run "
+                "without it");
+  }
+  // The step count TS will take with a fixed step; none with an adaptive one (refused).
+  const PetscInt n = planned_steps(ts_);
+  if (o.steps > 0 && n > 0 && o.steps != n) {
+    throw Error(ErrorCode::InvalidArgument, "-ts_trajectory_rewind_steps " +
+                                                std::to_string(o.steps) + " differs from the " +
+                                                std::to_string(n) + " steps TS will take");
+  }
+  planned_ = n;
+  RunConfig config = make_run_config(tj_, ts_, o, n, {0.0, "none"});
+  stores_for(config.stores);
+  durable_ = std::make_unique<ResumableSolve>(tj_, ts_, o, carry_.stores, *stepper_, log_, n);
+  const ResumableSolve::From from = durable_->open();
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
+  const PetscInt at = durable_->resumed_at();
+  switch (from) {
+    case ResumableSolve::From::Start:
+      if (at == 0) {
+        REWIND_PETSC(PetscFPrintf(comm, PETSC_STDERR,
+                                  "rewind: resuming a killed run from step 0 (it had made no "
+                                  "state past x_0 durable)\n"));
+      }
+      break;
+    case ResumableSolve::From::Forward:
+      last_set_ = at;
+      first_sweep_from_ = at;
+      REWIND_PETSC(PetscFPrintf(comm, PETSC_STDERR,
+                                "rewind: resuming a killed run's first sweep from its durable "
+                                "state at step %" PetscInt_FMT " of %" PetscInt_FMT "\n",
+                                at, n));
+      break;
+    case ResumableSolve::From::Complete:
+    case ResumableSolve::From::Reverse:
+      // TSSolve's loop does not run: the TS holds x_n, as the killed run's TSSolve left it.
+      last_set_ = n;
+      first_sweep_from_ = n;
+      forward_ended_ = true;
+      adjoint_pending_ = from == ResumableSolve::From::Reverse;
+      detail::set_reason(ts_, n >= detail::max_steps(ts_) ? TS_CONVERGED_ITS : TS_CONVERGED_TIME);
+      REWIND_PETSC(PetscFPrintf(
+          comm, PETSC_STDERR,
+          "rewind: resuming a killed run whose first sweep was complete (%" PetscInt_FMT
+          " steps): TSSolve returns its final state%s\n",
+          n,
+          adjoint_pending_ ? ", and TSAdjointSolve goes on from its durable adjoint state" : ""));
+      return;
+  }
+  if (last_set_ == durable_->interval_start(n - 1)) start_segment(last_set_);
+}
+
+PetscInt SolveRun::interval_steps(PetscInt first) const {
+  return std::min(durable_->interval(), durable_->steps() - first);
+}
+
+void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
+  if (!forward_ended_) {
+    end_segment(last_set_, false);
+    forward_ended_ = true;
+  }
+  if (adjoint_pending_) {
+    // TSAdjointSolve asks for step n: it goes on from the durable adjoint state instead, its
+    // count of adjoint steps taken as if it had run them.
+    adjoint_pending_ = false;
+    adjoint_resumed_ = true;
+    const PetscInt m = durable_->load_adjoint();
+    detail::set_adjoint_steps(ts_, stepnum - m);
+    REWIND_PETSC(PetscFPrintf(PetscObjectComm((PetscObject)ts_), PETSC_STDERR,
+                              "rewind: resuming a killed run's reverse sweep from its durable "
+                              "adjoint state at step %" PetscInt_FMT "\n",
+                              m));
+    stepnum = m;
+  }
+  require(stepnum >= 1 && stepnum <= last_set_, "rewind: TSTrajectoryGet for step " +
+                                                    std::to_string(stepnum) + " of " +
+                                                    std::to_string(last_set_));
+  const PetscInt i = stepnum - 1;
+  const std::optional<std::size_t> was = prepared_;
+  complete_prepared();
+  if (was && segments_[*was].done && segments_[*was].recording) {
+    // The reverse sweep reached the interval's first step: its adjoint there is made durable.
+    Segment& s = segments_[*was];
+    s.recording.reset();
+    if (s.first > 0) durable_->adjoint_reached(s.first);
+  }
+  std::optional<std::size_t> j = find_segment(i);
+  if (!j) {
+    // The interval holding step i is recomputed from its durable state, and must reach the
+    // first sweep's state at its end.
+    const PetscInt a = durable_->interval_start(i);
+    durable_->load_state(a);
+    Segment fresh;
+    fresh.first = a;
+    fresh.again = true;
+    fresh.ended = true;
+    segments_.push_back(std::move(fresh));
+    plan(segments_.back());
+    Segment& s = segments_.back();
+    stepper_->set_first(a);
+    s.recording->record();
+    durable_->check(a + s.recording->steps());
+    j = segments_.size() - 1;
+  }
+  Segment& s = segments_[*j];
+  stepper_->set_first(s.first);
+  s.recording->prepare_adjoint(i - s.first);
+  prepared_local_ = i - s.first;
+  prepared_ = *j;
+  ++reversed_;
+  pause_for_test("adjoint", durable_->steps() - stepnum);
+  const auto k = static_cast<std::size_t>(stepnum);
+  detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
+  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));
+  *t = log_.times[k];
 }
 
 }  // namespace rwd::petsc

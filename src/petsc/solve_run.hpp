@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "resumable_solve.hpp"
 #include "rewind/engine/recording.hpp"
 #include "rewind/error.hpp"
 #include "ts_stepper.hpp"
@@ -46,9 +47,10 @@ struct RunReport {
   PetscInt replayed_rejections = 0;
   PetscInt segments = 0;
   PetscInt events = 0;
-  PetscInt thinned = 0;  ///< segments thinned to make room for later ones
-  bool verify = false;   ///< recomputed states were checked
-  std::string io_mode;   ///< how disk checkpoints moved, and why
+  PetscInt thinned = 0;          ///< segments thinned to make room for later ones
+  bool verify = false;           ///< recomputed states were checked
+  std::string io_mode;           ///< how disk checkpoints moved, and why
+  PetscInt resume_interval = 0;  ///< a resumable run's steps between durable states (0: not one)
 };
 
 /// What a trajectory keeps from one solve to the next.
@@ -95,6 +97,7 @@ class SolveRun {
     std::unique_ptr<engine::Recording> recording;
     bool ended = false;  ///< its first sweep ended
     bool done = false;   ///< its reverse sweep ended
+    bool again = false;  ///< a resumable run's interval, recomputed from its durable state
   };
 
   void plan(Segment& segment);
@@ -108,6 +111,18 @@ class SolveRun {
   void end_segment(PetscInt at, bool park);
   /// The segment whose recording holds step i's data.
   std::size_t segment_of(PetscInt i) const;
+  std::optional<std::size_t> find_segment(PetscInt i) const;
+  // ---- a resumable run (-ts_trajectory_rewind_resume): one recording an interval -----------
+  /// A run that is not resumable says so when the directory holds a killed resumable run's
+  /// manifest (and leaves it alone).
+  void note_killed_run();
+  /// At set(0): reads the manifest there may be and puts the TS where the run goes on from.
+  void start_resumable();
+  /// The steps of the interval from `first`.
+  PetscInt interval_steps(PetscInt first) const;
+  /// get() of a resumable run: each interval's recording is made again from its durable state
+  /// when the reverse sweep reaches it, and the adjoint is made durable at its first step.
+  void get_resumable(PetscInt stepnum, PetscReal* t);
   void complete_prepared();
   /// Thins ended segments (oldest first, not `keep`) until the stores could grant `extra` and
   /// still hold half of every limited level free.
@@ -137,6 +152,10 @@ class SolveRun {
   std::optional<std::size_t> prepared_;
   PetscInt prepared_local_ = -1;
   PetscInt reversed_ = 0;
+  std::unique_ptr<ResumableSolve> durable_;
+  PetscInt first_sweep_from_ = 0;  // a resumable run: where this process's first sweep began
+  bool adjoint_pending_ = false;   // a resumable run goes on from a durable adjoint state...
+  bool adjoint_resumed_ = false;   // ... and went on from it
   // Planning waits for the first step when "auto" disk costs need a timed step; x_0 is kept.
   Vec x0_ = nullptr;
   std::chrono::steady_clock::time_point last_set_time_;

@@ -13,7 +13,7 @@ using engine::Step;
 
 TsStepper::TsStepper(TS ts, StepLog& log, bool fsal) : ts_(ts), log_(log), fsal_(fsal) {}
 
-Field TsStepper::field(const std::string& name, Vec v) {
+Field vec_field(std::string_view name, Vec v, MPI_Comm comm) {
   PetscScalar* a = nullptr;
   PetscInt n = 0, lo = 0, hi = 0, N = 0;
   REWIND_PETSC(VecGetLocalSize(v, &n));
@@ -22,8 +22,20 @@ Field TsStepper::field(const std::string& name, Vec v) {
   REWIND_PETSC(VecGetArray(v, &a));
   PetscScalar* keep = a;
   REWIND_PETSC(VecRestoreArray(v, &a));  // standard vectors keep their array; see loaded()
-  return {*names_.insert(name).first,
-          std::span<double>(reinterpret_cast<double*>(keep), static_cast<std::size_t>(n)), lo, N};
+  PetscMPIInt own = 1, ranks = 1, rank = 0;
+  REWIND_PETSC(MPI_Comm_size(PetscObjectComm((PetscObject)v), &own));
+  REWIND_PETSC(MPI_Comm_size(comm, &ranks));
+  REWIND_PETSC(MPI_Comm_rank(comm, &rank));
+  if (own == 1 && ranks > 1) {  // every rank's copy, side by side
+    lo = static_cast<PetscInt>(rank) * n;
+    N = static_cast<PetscInt>(ranks) * n;
+  }
+  return {name, std::span<double>(reinterpret_cast<double*>(keep), static_cast<std::size_t>(n)), lo,
+          N};
+}
+
+Field TsStepper::field(const std::string& name, Vec v) {
+  return vec_field(*names_.insert(name).first, v, PetscObjectComm((PetscObject)ts_));
 }
 
 // For a first-same-as-last RK method the restart data also holds the previous step's last
@@ -118,6 +130,11 @@ void TsStepper::rebuild_reused_stage(Step i) {
   REWIND_PETSC(VecDestroy(&x));
   detail::set_clock(ts_, {static_cast<PetscInt>(i), log_.times[k], log_.times[k - 1]});
   detail::restart_history(ts_, false);
+}
+
+void TsStepper::resume_at(Step i) {
+  if (fsal_ && i > 0) rebuild_reused_stage(i);
+  restored_ = false;
 }
 
 void TsStepper::forward(Step local, const engine::StepContext&) {

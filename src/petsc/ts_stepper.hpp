@@ -28,6 +28,11 @@ struct StepLog {
   PetscInt replayed_rejections = 0;  ///< rejected or rolled-back attempts repeated
 };
 
+/// This rank's block of `v` as the engine sees it: a vector of the TS's communicator by its
+/// ownership range; a vector of one process on a TS of several ranks (a quadrature's integral, a
+/// parameter gradient) as each rank's copy side by side. `name` must outlive the field.
+engine::Field vec_field(std::string_view name, Vec v, MPI_Comm comm);
+
 class TsStepper final : public engine::Stepper {
  public:
   /// `fsal`: a first-same-as-last Runge-Kutta method (its restart data also holds the last stage).
@@ -40,6 +45,9 @@ class TsStepper final : public engine::Stepper {
   std::vector<engine::Field> state() override;
   std::vector<engine::Field> pullback() override;
   void loaded(engine::Kind kind) override;
+  /// A restart state of step `i` was loaded for TSSolve itself to go on from (a resumed first
+  /// sweep): a first-same-as-last method gets the stage it reuses rebuilt now.
+  void resume_at(engine::Step i);
   void forward(engine::Step i, const engine::StepContext& context) override;
   void on_io(engine::IoEvent event) override;
   /// PETSc runs the adjoint steps itself; never called.

@@ -76,7 +76,18 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
       s.recompute_seconds, s.io_seconds, s.io_overlap_seconds));
-  if (r.segments > 1) {
+  if (r.resume_interval > 0) {
+    const std::string from = s.resumed_at < 0
+                                 ? std::string("started at x_0")
+                                 : std::string("resumed a killed run from its durable ") +
+                                       (s.resumed_in_reverse ? "adjoint state" : "state") +
+                                       " at step " + std::to_string(s.resumed_at);
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    resumable: a durable state every %lld steps and the adjoint at each (docs/resume.md, "
+        "\"PETSc\"); %s\n",
+        (long long)r.resume_interval, from.c_str()));
+  } else if (r.segments > 1) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "    run in %lld segments (%lld events; docs/petsc.md, \"Events and runs in segments\"), "

@@ -18,19 +18,7 @@ field() { sed -n "s/.* $1 \([^ ]*\).*/\1/p" <<<"$2"; }
 
 rm -rf "$work"
 mkdir -p "$work"
-
-# The processes of session $1 (mpirun runs in its own session; OpenMPI puts each rank in a
-# process group of its own, so the session is what holds the whole job).
-session_pids() {
-  local f stat rest
-  for f in /proc/[0-9]*/stat; do
-    stat=$(<"$f") 2>/dev/null || continue
-    rest=${stat##*) }
-    read -r _ _ _ sid _ <<<"$rest"
-    [ "$sid" = "$1" ] && echo "${f//[^0-9]/}"
-  done
-  return 0
-}
+source "$(dirname "$0")/../support/kill_session.sh"
 
 # Starts a run with "$@" and waits until it reaches its kill step (the app writes the marker and
 # waits); sets `paused` to mpirun's pid (its session).
@@ -53,13 +41,7 @@ start_paused() {
 # SIGKILL to the whole job at once (mpirun and every rank), and waits until nothing of it lives
 # on, nor is left unreaped (a dead run's files are told by its pid).
 kill_paused() {
-  kill -KILL $(session_pids $paused) 2>/dev/null || true
-  wait $paused 2>/dev/null || true
-  for _ in $(seq 100); do
-    [ -n "$(session_pids $paused)" ] || break
-    sleep 0.1
-  done
-  [ -z "$(session_pids $paused)" ] || fail "processes of the killed run live on: $(session_pids $paused)"
+  kill_session $paused || fail "processes of the killed run live on: $(session_pids $paused)"
 }
 
 killed_run() {

@@ -177,6 +177,34 @@ TEST(Manifest, EntriesOutOfTheOrderARunWritesAreRefused) {
   expect(long_name, "a field's name is 1 to 4096 bytes");
 }
 
+// A host whose program reads x_n before its reverse sweep (PETSc) keeps the final state too.
+TEST(Manifest, AFinalStateIsKeptAfterTheStatesAndOnlyAtStepN) {
+  Manifest m = sample();
+  ManifestEntry f = m.states.front();
+  f.step = m.steps;
+  f.file = "rewind-run.resume-1.h5";
+  m.final_state = f;
+  const std::string text = to_text(m);
+  const Manifest back = parse_manifest(text, "m");
+  ASSERT_TRUE(back.final_state.has_value());
+  EXPECT_EQ(back.final_state->step, 30);
+  EXPECT_EQ(back.final_state->blocks[1][0].checksum, f.blocks[1][0].checksum);
+  EXPECT_EQ(to_text(back), text);
+  const std::string what = error_of(edited(text, "\nfinal 30 ", "\nfinal 25 "));
+  EXPECT_NE(what.find("final: 25 is out of range"), std::string::npos) << what;
+  // Out of the order a run writes: a state after the final state.
+  Manifest late = m;
+  late.reached.clear();
+  late.reverse.reset();
+  const std::string t = to_text(late);
+  const std::size_t fin = t.find("\nfinal "), end = t.rfind("end ");
+  const std::string moved = t.substr(0, fin + 1) + t.substr(fin + 1, end - fin - 1) +
+                            t.substr(t.find("\nstate 10 ") + 1, fin - t.find("\nstate 10 ")) +
+                            "end 0000000000000000\n";
+  const std::string order = error_of(moved);
+  EXPECT_NE(order.find("a state after the final state"), std::string::npos) << order;
+}
+
 TEST(Manifest, DifferencesNameWhatChanged) {
   const Manifest a = sample();
   Manifest b = a;

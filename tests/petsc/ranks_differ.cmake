@@ -34,4 +34,9 @@ expect_refused(-ts_trajectory_max_cps_disk 2 3 -ts_trajectory_max_cps_ram 2)
 expect_refused(-ts_trajectory_rewind_schedule revolve twolevel -ts_trajectory_max_cps_ram 3
                -ts_trajectory_max_cps_disk 2)
 expect_refused(-ts_trajectory_rewind_ram_bytes 1e6 2e6)
+# One rank resumable and the other not, or at other intervals.
+expect_refused(-ts_trajectory_rewind_resume 1 0 -ts_trajectory_max_cps_ram 3
+               -ts_trajectory_max_cps_disk 8)
+expect_refused(-ts_trajectory_rewind_resume_interval 4 5 -ts_trajectory_rewind_resume
+               -ts_trajectory_max_cps_ram 3 -ts_trajectory_max_cps_disk 8)
 message("ranks differ: every option was refused by name on every rank")

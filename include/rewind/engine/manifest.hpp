@@ -16,12 +16,15 @@
 ///   layout <kind> <rank> <i> <offset> <count>           every rank's block of every field
 ///   <kind> <step> <file name hex>      kind: state (durable, in the file), reached (a state
 ///                                      the first sweep reached, freed: its checksums only, the
-///                                      file '-'), adjoint (the adjoint state the reverse reached)
+///                                      file '-'), final (the state the first sweep ended with,
+///                                      at step n, for a host that hands it back to its program
+///                                      when it resumes), adjoint (the adjoint state the reverse
+///                                      reached)
 ///   block <rank> <i> <byte offset> <count> <checksum hex>   its blocks, after it
 ///   end <checksum hex>
 ///
-/// States are listed by increasing step, then the states reached, then at most one adjoint state
-/// (the reverse sweep went down to its step).
+/// States are listed by increasing step, then at most one final state, then the states reached,
+/// then at most one adjoint state (the reverse sweep went down to its step).
 
 #include <cstdint>
 #include <optional>
@@ -63,6 +66,9 @@ struct Manifest {
   /// States the first sweep reached whose data was freed (the reverse went below them): their
   /// checksums, so that a recomputation reaching them again is checked. By increasing step.
   std::vector<ManifestEntry> reached;
+  /// The state the first sweep ended with (step n), when the run keeps it: a host whose program
+  /// reads x_n before its reverse sweep (PETSc's TSSolve) hands it back when it resumes.
+  std::optional<ManifestEntry> final_state;
   std::optional<ManifestEntry> reverse;  ///< the adjoint state the reverse sweep reached
 };
 
@@ -74,7 +80,7 @@ std::string to_text(const Manifest& manifest);
 Manifest parse_manifest(std::string_view text, const std::string& source);
 /// What differs between the problem a manifest was written for and `now` (label, identity, ranks,
 /// steps, interval, fields and their layout), one phrase per difference; empty when they are
-/// the same problem.
+/// the same problem. An empty adjoint layout in `now` is not known yet and not compared.
 std::vector<std::string> differences(const Manifest& saved, const Manifest& now);
 
 }  // namespace rwd::engine

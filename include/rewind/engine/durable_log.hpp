@@ -1,8 +1,10 @@
 #pragma once
-// What a resumable run keeps durable (docs/resume.md): states and adjoint states written to the
-// HDF5 store, synced and sealed, and the manifest that lists them, replaced atomically; the link
-// that keeps the store's file through a kill; reading them back, checked; refusing the manifest
-// of another problem. The run's structure (which states, when) is the caller's.
+/// @file
+/// What a resumable run keeps durable (docs/resume.md): states and adjoint states written to the
+/// HDF5 store, synced and sealed, and the manifest that lists them, replaced atomically; the link
+/// that keeps the store's file through a kill; reading them back, checked; refusing the manifest
+/// of another problem. The run's structure (which states, when) is the caller's: the engine's
+/// resumable runs (EngineConfig::resume) and the PETSc trajectory's (-ts_trajectory_rewind_resume).
 
 #include <memory>
 #include <string>
@@ -13,7 +15,10 @@
 #include "rewind/engine/stepper.hpp"
 #include "rewind/engine/stores.hpp"
 
-namespace rwd::engine::detail {
+namespace rwd::engine {
+
+/// Where a resumable run with this label keeps its manifest: `<directory>/rewind-<label>.resume`.
+std::string resume_manifest_path(const std::string& directory, const std::string& label);
 
 struct DurableSettings {
   std::string directory;  ///< where the manifest and the store's file are
@@ -33,7 +38,8 @@ struct DurableTraffic : tape::LevelTraffic {
 class DurableLog {
  public:
   /// Agrees the fields' layout over the ranks (collective). `state` and `adjoint` give the
-  /// names and blocks (their data is not read here).
+  /// names and blocks (their data is not read here); `adjoint` may be empty, and given later
+  /// (set_adjoint_layout()).
   DurableLog(std::shared_ptr<Stores> stores, DurableSettings settings,
              const std::vector<Field>& state, const std::vector<Field>& adjoint);
   ~DurableLog();
@@ -46,10 +52,19 @@ class DurableLog {
   /// Error(Corrupt). Otherwise it is taken in: manifest() lists what is durable. Collective.
   void open();
   const Manifest& manifest() const;
+  /// The adjoint state's fields, for a host that knows them only after open() (a PETSc program
+  /// sets its cost gradients after TSSolve); construct with none. Agreed over the ranks and
+  /// compared with the manifest's: another layout is refused (Error(InvalidArgument)) naming
+  /// the difference. Before the first save() or load() of an adjoint state. Collective.
+  void set_adjoint_layout(const std::vector<Field>& adjoint);
   /// Makes `fields` (the state at `step`, or the adjoint state there) durable and lists it; an
   /// adjoint state replaces the one listed and drops the states at `step` and above, whose room
   /// in the file is freed once the new manifest is in place. Collective.
   void save(bool adjoint, Step step, const std::vector<Field>& fields);
+  /// Makes `fields` (the state the first sweep ended with, at step `step` = the step count)
+  /// durable and lists it as the final state (Manifest::final_state), kept until finish().
+  /// Collective.
+  void save_final(Step step, const std::vector<Field>& fields);
   /// Reads a listed entry into `into` (this rank's blocks), checked. Collective.
   void load(const ManifestEntry& entry, const std::vector<Field>& into);
   /// The durable state at `step`.
@@ -66,4 +81,4 @@ class DurableLog {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace rwd::engine::detail
+}  // namespace rwd::engine

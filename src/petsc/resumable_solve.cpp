@@ -1,0 +1,403 @@
+#include "resumable_solve.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "check.hpp"
+#include "private_access.hpp"
+#include "rewind/storage/collective.hpp"
+#include "rewind/storage/sealed_blocks.hpp"
+
+namespace rwd::petsc {
+
+namespace {
+
+using engine::Field;
+using storage::agree;
+using storage::capture;
+
+// Options that change what a run writes on the screen, not its results: left out of a
+// resumable run's identity, so that a job re-submitted with a monitor more still resumes.
+bool output_only(const std::string& name) {
+  static const char* const prefixes[] = {"-ts_trajectory_rewind_resume",
+                                         "-ts_trajectory_view",
+                                         "-ts_trajectory_rewind_async",
+                                         "-log_",
+                                         "-ts_monitor",
+                                         "-ts_adjoint_monitor",
+                                         "-ts_view",
+                                         "-ts_adjoint_view",
+                                         "-snes_monitor",
+                                         "-ksp_monitor",
+                                         "-snes_converged_reason",
+                                         "-ksp_converged_reason",
+                                         "-snes_view",
+                                         "-ksp_view",
+                                         "-viewer_",
+                                         "-options_",
+                                         "-help",
+                                         "-dll_append",
+                                         "-malloc",
+                                         "-info",
+                                         "-history",
+                                         "-on_error_",
+                                         "-checkstack"};
+  if (name == "-ts_trajectory_rewind_resume_interval") return false;
+  for (const char* p : prefixes) {
+    if (name.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+bool is_option_name(const std::string& token) {
+  return token.size() > 1 && token[0] == '-' && !(token[1] >= '0' && token[1] <= '9') &&
+         token[1] != '.';
+}
+
+void mark_changed(Vec v) {
+  PetscScalar* a = nullptr;
+  REWIND_PETSC(VecGetArray(v, &a));
+  REWIND_PETSC(VecRestoreArray(v, &a));
+}
+
+PetscInt ceil_div(PetscInt a, PetscInt b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+void pause_for_test(const char* phase, PetscInt step) {
+  const char* want = std::getenv("REWIND_TEST_PAUSE");
+  if (!want || std::string(want) != std::string(phase) + ":" + std::to_string(step)) return;
+  if (const char* marker = std::getenv("REWIND_TEST_PAUSE_MARKER")) {
+    if (std::FILE* f = std::fopen(marker, "w")) std::fclose(f);
+  }
+  while (true) ::pause();
+}
+
+void agree_resume_options(MPI_Comm comm, const Options& o) {
+  for (const auto& [name, value] :
+       {std::pair{"-ts_trajectory_rewind_resume", static_cast<std::uint64_t>(o.resume) + 1},
+        std::pair{"-ts_trajectory_rewind_resume_interval",
+                  static_cast<std::uint64_t>(o.resume_interval) * 2 + 1},
+        // A resumable run places its durable states by it before any recording agrees it.
+        std::pair{"-ts_trajectory_max_cps_disk",
+                  static_cast<std::uint64_t>(o.max_cps_disk + 2) * 2 + 1}}) {
+    agree(comm, std::nullopt, value,
+          std::string(name) + " differs between ranks; every rank must give the same");
+  }
+}
+
+ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
+                               std::shared_ptr<engine::Stores> stores, TsStepper& stepper,
+                               StepLog& log, PetscInt steps)
+    : ts_(ts), stepper_(stepper), log_(log), steps_(steps) {
+  const MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  const auto refuse = [](const std::string& why) {
+    throw Error(ErrorCode::InvalidArgument, "-ts_trajectory_rewind_resume: " + why);
+  };
+  if (!detail::dirname(tj)) {
+    refuse(
+        "a resumable run keeps its durable checkpoints and its manifest on disk: give "
+        "-ts_trajectory_dirname");
+  }
+  if (o.max_cps_disk == 0) {
+    refuse(
+        "a resumable run keeps its durable checkpoints on disk: give -ts_trajectory_max_cps_disk "
+        "(>= 4, or -1 with -ts_trajectory_rewind_resume_interval)");
+  }
+  if (detail::has_events(ts)) {
+    refuse(
+        "this TS has an event handler, and a run with events cannot be resumed yet "
+        "(docs/resume.md, "
+        "\"PETSc\"); run it without -ts_trajectory_rewind_resume");
+  }
+  if (steps <= 0) {
+    refuse(
+        "a resumable run places its durable states by the step count, and this TS adapts its step "
+        "size, so its step count is not known in advance: use a fixed step (-ts_adapt_type "
+        "none), or run without -ts_trajectory_rewind_resume");
+  }
+  {
+    PetscInt order = 0;
+    Vec* hessian = nullptr;
+    REWIND_PETSC(TSGetCostHessianProducts(ts, &order, &hessian, nullptr, nullptr));
+    if (hessian) refuse("second-order adjoints (TSSetCostHessianProducts) are not resumable yet");
+  }
+  if (o.resume_interval > 0) {
+    interval_ = std::min(o.resume_interval, steps);
+  } else {
+    if (o.max_cps_disk < 0) {
+      refuse(
+          "with unlimited disk checkpoints (-ts_trajectory_max_cps_disk -1), give the interval "
+          "between durable states: -ts_trajectory_rewind_resume_interval");
+    }
+    if (o.max_cps_disk < 4) {
+      refuse("-ts_trajectory_max_cps_disk " + std::to_string(o.max_cps_disk) +
+             " is too few: a resumable run keeps x_0, x_n, an adjoint state and at least one "
+             "durable state between on disk (>= 4)");
+    }
+    interval_ = ceil_div(steps, o.max_cps_disk - 2);
+  }
+  // ceil(n / interval) durable states, x_n and an adjoint state.
+  const PetscInt durable = ceil_div(steps, interval_) + 2;
+  if (o.max_cps_disk > 0 && durable > o.max_cps_disk) {
+    refuse("-ts_trajectory_rewind_resume_interval " + std::to_string(interval_) + " makes " +
+           std::to_string(durable) + " durable checkpoints over " + std::to_string(steps) +
+           " steps (x_0 and every interval, x_n and an adjoint state), more than "
+           "-ts_trajectory_max_cps_disk " +
+           std::to_string(o.max_cps_disk) +
+           ": raise the interval (or 0 for the smallest that fits) or the disk budget");
+  }
+  Vec q = nullptr;
+  TS quadrature = nullptr;
+  REWIND_PETSC(TSGetQuadratureTS(ts, nullptr, &quadrature));
+  if (quadrature) REWIND_PETSC(TSGetSolution(quadrature, &q));
+  quadrature_ = q;
+  if (quadrature_) {
+    integral_field_ = vec_field("integral", quadrature_, comm);
+    integral_.assign(integral_field_.data.size(), 0.0);
+  }
+  PetscMPIInt rank = 0, ranks = 1;
+  REWIND_PETSC(MPI_Comm_rank(comm, &rank));
+  REWIND_PETSC(MPI_Comm_size(comm, &ranks));
+  // The step log: [steps logged, t_0..t_n, dt_0..dt_{n-1}, proposed_0..proposed_n], each rank's
+  // copy side by side.
+  log_buffer_.assign(3 * static_cast<std::size_t>(steps) + 3, 0.0);
+  log_offset_ = static_cast<std::int64_t>(rank) * static_cast<std::int64_t>(log_buffer_.size());
+  log_global_ = static_cast<std::int64_t>(ranks) * static_cast<std::int64_t>(log_buffer_.size());
+  engine::DurableSettings settings;
+  settings.directory = detail::dirname(tj);
+  settings.label = "ts";
+  settings.identity = identity();
+  settings.resume = true;
+  // Always: a resumed run whose model is not the killed run's is stopped, not given a wrong
+  // gradient (one hash an interval; -ts_trajectory_rewind_verify 0 turns off only the checks
+  // inside intervals).
+  settings.verify = true;
+  settings.steps = steps;
+  settings.interval = interval_;
+  durable_ = std::make_unique<engine::DurableLog>(std::move(stores), settings, state_fields(),
+                                                  std::vector<Field>{});
+}
+
+ResumableSolve::~ResumableSolve() = default;
+
+// The program's options (sorted; those that only change what is printed left out) and the
+// integrator: a killed run of another command is not resumed.
+std::string ResumableSolve::identity() const {
+  char* all = nullptr;
+  REWIND_PETSC(PetscOptionsGetAll(nullptr, &all));
+  std::vector<std::string> tokens;
+  {
+    std::string text = all ? all : "";
+    PetscFree(all);
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const std::size_t end = std::min(text.find(' ', at), text.size());
+      if (end > at) tokens.push_back(text.substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  std::vector<std::string> options;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (!is_option_name(tokens[i])) continue;
+    std::string option = tokens[i];
+    while (i + 1 < tokens.size() && !is_option_name(tokens[i + 1])) option += " " + tokens[++i];
+    if (!output_only(option.substr(0, option.find(' ')))) options.push_back(option);
+  }
+  std::sort(options.begin(), options.end());
+  TSType type = nullptr;
+  REWIND_PETSC(TSGetType(ts_, &type));
+  std::string out = std::string("PETSc TS ") + (type ? type : "?") + ";";
+  for (const std::string& option : options) out += " " + option;
+  return out;
+}
+
+std::vector<Field> ResumableSolve::state_fields() {
+  std::vector<Field> out = stepper_.state();
+  if (quadrature_) {
+    out.push_back({"integral", integral_, integral_field_.offset, integral_field_.global_size});
+  }
+  out.push_back({"step_log", log_buffer_, log_offset_, log_global_});
+  return out;
+}
+
+std::vector<Field> ResumableSolve::adjoint_fields() {
+  PetscInt numcost = 0;
+  Vec *lambda = nullptr, *mu = nullptr;
+  REWIND_PETSC(TSGetCostGradients(ts_, &numcost, &lambda, &mu));
+  if (!lambda || numcost <= 0) {
+    throw Error(ErrorCode::InvalidArgument,
+                "rewind: TSAdjointSolve without cost gradients (TSSetCostGradients)");
+  }
+  const MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
+  names_.clear();
+  for (PetscInt i = 0; i < numcost; ++i) {
+    names_.push_back("lambda" + std::to_string(i));
+    if (mu) names_.push_back("mu" + std::to_string(i));
+  }
+  std::vector<Field> out;
+  std::size_t k = 0;
+  for (PetscInt i = 0; i < numcost; ++i) {
+    out.push_back(vec_field(names_[k++], lambda[i], comm));
+    if (mu) out.push_back(vec_field(names_[k++], mu[i], comm));
+  }
+  if (quadrature_) out.push_back(vec_field("integral", quadrature_, comm));
+  return out;
+}
+
+void ResumableSolve::load_log(PetscInt k) {
+  const auto n = static_cast<std::size_t>(steps_);
+  const auto logged = static_cast<PetscInt>(log_buffer_[0]);
+  if (logged < k || logged > steps_) {
+    throw Error(ErrorCode::Corrupt, "resume: the durable step log holds " + std::to_string(logged) +
+                                        " steps, not " + std::to_string(k));
+  }
+  const double* times = log_buffer_.data() + 1;
+  const double* dts = times + n + 1;
+  const double* proposed = dts + n;
+  const auto m = static_cast<std::size_t>(k);
+  log_.times.assign(times, times + m + 1);
+  log_.dts.assign(dts, dts + m);
+  log_.proposed.assign(proposed, proposed + m + 1);
+  log_.attempts.clear();
+}
+
+void ResumableSolve::jump(const engine::ManifestEntry& entry, PetscInt k) {
+  durable_->load(entry, state_fields());
+  load_log(k);
+  if (quadrature_) {
+    PetscScalar* a = nullptr;
+    REWIND_PETSC(VecGetArray(quadrature_, &a));
+    for (std::size_t j = 0; j < integral_.size(); ++j) a[j] = integral_[j];
+    REWIND_PETSC(VecRestoreArray(quadrature_, &a));
+  }
+  stepper_.loaded(engine::Kind::Restart);
+  const auto m = static_cast<std::size_t>(k);
+  stepper_.resume_at(k);  // (a first-same-as-last method's rebuild moves the clock)
+  detail::set_clock(ts_, {k, log_.times[m], log_.times[m > 0 ? m - 1 : 0]});
+  REWIND_PETSC(TSSetTimeStep(ts_, log_.proposed[m]));
+  resumed_at_ = k;
+}
+
+ResumableSolve::From ResumableSolve::open() {
+  durable_->open();
+  const engine::Manifest& m = durable_->manifest();
+  if (m.states.empty()) {  // a fresh start
+    reached(0);
+    return From::Start;
+  }
+  // The killed run's x_0 must be this one's: a program that solves more than once (an
+  // optimisation loop) resumes the solve it was killed in only if it starts it again first.
+  {
+    const std::vector<Field> now = stepper_.state();
+    const auto& blocks = m.states.front().blocks[static_cast<std::size_t>(
+        storage::comm_rank(PetscObjectComm((PetscObject)ts_)))];
+    std::optional<Error> differs;
+    for (std::size_t f = 0; f < now.size() && f < blocks.size(); ++f) {
+      if (storage::block_checksum(now[f].data) == blocks[f].checksum) continue;
+      differs.emplace(ErrorCode::InvalidArgument,
+                      "-ts_trajectory_rewind_resume: this TSSolve starts from another initial "
+                      "state than the killed run's (field '" +
+                          std::string(now[f].name) +
+                          "' differs), so it is not resumed; a program that solves more than "
+                          "once resumes only the solve it was killed in, started again from the "
+                          "same state. Remove the killed run's files (rewind-ts.resume*) to "
+                          "start again");
+      break;
+    }
+    agree(PetscObjectComm((PetscObject)ts_), differs);
+  }
+  if (m.final_state) {
+    jump(*m.final_state, steps_);
+    return m.reverse ? From::Reverse : From::Complete;
+  }
+  const engine::ManifestEntry& last = m.states.back();
+  if (last.step == 0) {
+    resumed_at_ = 0;
+    return From::Start;
+  }
+  jump(last, static_cast<PetscInt>(last.step));
+  return From::Forward;
+}
+
+void ResumableSolve::reached(PetscInt k) {
+  if (k != steps_ && k % interval_ != 0) return;
+  const auto n = static_cast<std::size_t>(steps_);
+  std::fill(log_buffer_.begin(), log_buffer_.end(), 0.0);
+  log_buffer_[0] = static_cast<double>(k);
+  double* times = log_buffer_.data() + 1;
+  double* dts = times + n + 1;
+  double* proposed = dts + n;
+  const auto m = static_cast<std::size_t>(k);
+  if (log_.times.size() <= m || log_.dts.size() < m || log_.proposed.size() <= m) {
+    throw Error(ErrorCode::Internal,
+                "resume: the step log does not reach step " + std::to_string(k));
+  }
+  for (std::size_t j = 0; j <= m; ++j) {
+    times[j] = log_.times[j];
+    proposed[j] = log_.proposed[j];
+    if (j < m) dts[j] = log_.dts[j];
+  }
+  if (quadrature_) {
+    const PetscScalar* a = nullptr;
+    REWIND_PETSC(VecGetArrayRead(quadrature_, &a));
+    for (std::size_t j = 0; j < integral_.size(); ++j) integral_[j] = PetscRealPart(a[j]);
+    REWIND_PETSC(VecRestoreArrayRead(quadrature_, &a));
+  }
+  if (k == steps_) {
+    durable_->save_final(k, state_fields());
+  } else {
+    durable_->save(false, k, state_fields());
+  }
+}
+
+PetscInt ResumableSolve::load_adjoint() {
+  const engine::Manifest& m = durable_->manifest();
+  if (!m.reverse) throw Error(ErrorCode::Internal, "resume: no durable adjoint state");
+  const std::vector<Field> fields = adjoint_fields();
+  if (!adjoint_layout_) durable_->set_adjoint_layout(fields);
+  adjoint_layout_ = true;
+  durable_->load(*m.reverse, fields);
+  PetscInt numcost = 0;
+  Vec *lambda = nullptr, *mu = nullptr;
+  REWIND_PETSC(TSGetCostGradients(ts_, &numcost, &lambda, &mu));
+  for (PetscInt i = 0; i < numcost; ++i) {
+    mark_changed(lambda[i]);
+    if (mu) mark_changed(mu[i]);
+  }
+  if (quadrature_) mark_changed(quadrature_);
+  resumed_at_ = static_cast<PetscInt>(m.reverse->step);
+  return resumed_at_;
+}
+
+void ResumableSolve::adjoint_reached(PetscInt b) {
+  const std::vector<Field> fields = adjoint_fields();
+  if (!adjoint_layout_) durable_->set_adjoint_layout(fields);
+  adjoint_layout_ = true;
+  durable_->save(true, b, fields);
+}
+
+void ResumableSolve::load_state(PetscInt a) {
+  durable_->load(durable_->state_at(a), state_fields());
+  stepper_.loaded(engine::Kind::Restart);
+}
+
+void ResumableSolve::check(PetscInt b) {
+  durable_->check_replay(b, stepper_.state());
+}
+
+void ResumableSolve::finish() {
+  durable_->finish();
+}
+
+const engine::DurableTraffic& ResumableSolve::traffic() const {
+  return durable_->traffic();
+}
+
+}  // namespace rwd::petsc
