@@ -43,6 +43,9 @@ void set_rejections(TS ts, PetscInt n) {
 void set_adjoint_steps(TS ts, PetscInt done) {
   ts->adjoint_steps = done;
 }
+PetscInt adjoint_max_steps(TS ts) {
+  return ts->adjoint_max_steps;
+}
 PetscInt max_steps(TS ts) {
   return ts->max_steps;
 }

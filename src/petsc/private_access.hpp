@@ -30,6 +30,8 @@ void set_rejections(TS ts, PetscInt rejections);
 /// The adjoint steps TSAdjointSolve counts as done (ts->adjoint_steps): its loop ends when they
 /// reach the steps it was asked for.
 void set_adjoint_steps(TS ts, PetscInt done);
+/// The adjoint steps this TSAdjointSolve takes (TSAdjointSetSteps, or all of them).
+PetscInt adjoint_max_steps(TS ts);
 PetscInt max_steps(TS ts);
 PetscReal max_time(TS ts);
 TSExactFinalTimeOption exact_final_time(TS ts);

@@ -28,7 +28,7 @@ PetscInt planned_steps(TS ts) {
   PetscInt k = c.steps;
   const PetscInt max_steps = detail::max_steps(ts);
   const PetscReal max_time = detail::max_time(ts);
-  if (k >= max_steps || t >= max_time) return 0;
+  if (k >= max_steps || t >= max_time || !(dt > 0)) return 0;
   while (true) {
     t += dt;
     ++k;

@@ -124,12 +124,15 @@ void SolveRun::plan(Segment& segment) {
   double local = from_last_run ? carry_.step_seconds : first_step_seconds_, worst = 0.0;
   MPI_Allreduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)ts_));
   const bool first = &segment == &segments_.front();
-  PetscInt steps = first ? planned_ : detail::has_events(ts_) ? 0 : planned_steps(ts_);
+  // An interval of a resumable run has its own length (the TS may be in the reverse sweep).
+  const PetscInt steps = durable_                  ? interval_steps(segment.first)
+                         : first                   ? planned_
+                         : detail::has_events(ts_) ? 0
+                                                   : planned_steps(ts_);
   Options options = carry_.options;
   if (durable_) {
     // An interval of a resumable run: in RAM (the disk holds the durable states), so disk
     // costs are not measured.
-    steps = interval_steps(segment.first);
     options.write_cost = std::max<PetscReal>(options.write_cost, 0);
     options.read_cost = std::max<PetscReal>(options.read_cost, 0);
   }
@@ -485,6 +488,7 @@ bool SolveRun::finish() {
     total_.resumed_at = durable_->resumed_at();
     total_.resumed_in_reverse = adjoint_resumed_;
     // The manifest goes first: once the store closes, its file is gone.
+    durable_finished_ = true;
     durable_->finish();
   }
   r.stats = total_;
@@ -514,6 +518,13 @@ bool SolveRun::finish() {
                      static_cast<PetscInt>(r.stats.disk.reads),
                      static_cast<PetscInt>(r.stats.disk.writes));
   return true;
+}
+
+void SolveRun::abandon() {
+  // Not after a failure: what is durable stays for a resume (the process may be about to end).
+  if (!durable_ || failed_ || durable_finished_) return;
+  durable_finished_ = true;
+  durable_->finish();
 }
 
 void SolveRun::note_killed_run() {
@@ -594,6 +605,14 @@ PetscInt SolveRun::interval_steps(PetscInt first) const {
 }
 
 void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
+  if (reversed_ == 0 && detail::adjoint_max_steps(ts_) != last_set_) {
+    throw Error(ErrorCode::InvalidArgument,
+                "-ts_trajectory_rewind_resume: this TSAdjointSolve takes " +
+                    std::to_string(detail::adjoint_max_steps(ts_)) + " of the run's " +
+                    std::to_string(last_set_) +
+                    " steps (TSAdjointSetSteps); a resumable run is reversed by one "
+                    "TSAdjointSolve of every step");
+  }
   if (!forward_ended_) {
     end_segment(last_set_, false);
     forward_ended_ = true;

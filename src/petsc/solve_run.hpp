@@ -83,6 +83,13 @@ class SolveRun {
   /// Completes the run once the adjoint of step 0 has been prepared (PETSc has run it by the
   /// time it calls get() after its loop, or views the trajectory); true if it did.
   bool finish();
+  /// A resumable run the program leaves unfinished (a new TSSolve, TSTrajectoryReset or
+  /// TSTrajectoryDestroy before its reverse sweep ended): its durable files are removed, so that
+  /// no later run resumes a solve the program itself gave up. Not after a failure (failed()).
+  /// Collective.
+  void abandon();
+  /// An error left set() or get(): what is durable stays for a resume.
+  void failed() { failed_ = true; }
   /// Steps the adjoint has done so far, for the view (0 before the reverse sweep).
   PetscInt adjoint_steps_done() const { return reversed_; }
   PetscInt last_set() const { return last_set_; }
@@ -156,6 +163,8 @@ class SolveRun {
   PetscInt first_sweep_from_ = 0;  // a resumable run: where this process's first sweep began
   bool adjoint_pending_ = false;   // a resumable run goes on from a durable adjoint state...
   bool adjoint_resumed_ = false;   // ... and went on from it
+  bool failed_ = false;            // an error left set() or get()
+  bool durable_finished_ = false;  // the durable files are gone
   // Planning waits for the first step when "auto" disk costs need a timed step; x_0 is kept.
   Vec x0_ = nullptr;
   std::chrono::steady_clock::time_point last_set_time_;

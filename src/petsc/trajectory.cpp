@@ -3,6 +3,7 @@
 // solve's recording), options.cpp, run_config.cpp, view.cpp and ts_stepper.cpp.
 #include "rewind/petsc/trajectory.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -18,8 +19,21 @@
 namespace rwd::petsc {
 
 Trajectory::~Trajectory() {
-  run.reset();
+  drop_run();
   unhook_steps(ts);
+}
+
+void Trajectory::drop_run() {
+  if (run) {
+    try {
+      run->abandon();
+    } catch (const std::exception& e) {
+      // A run the program left and whose files could not be removed: a later resume refuses or
+      // checks them; say so rather than fail the program's teardown.
+      std::fprintf(stderr, "rewind: %s\n", e.what());
+    }
+  }
+  run.reset();
 }
 
 void Trajectory::finish() {
@@ -32,19 +46,30 @@ Trajectory& trajectory(TSTrajectory tj) {
 
 namespace {
 
+// Runs `fn` (a step of `run`), marking the run failed if it throws.
+template <class Fn>
+void guarded(SolveRun& run, Fn&& fn) {
+  try {
+    fn();
+  } catch (...) {
+    run.failed();
+    throw;
+  }
+}
+
 PetscErrorCode set_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time, Vec) {
   PetscFunctionBegin;
   Trajectory& t = trajectory(tj);
   if (stepnum == 0) {
     if (t.run && t.run->fresh()) PetscFunctionReturn(0);  // TSSolve repeats set(0)
-    t.run.reset();
+    t.drop_run();
     t.ts = ts;
     PetscCallCXX(t.run = std::make_unique<SolveRun>(tj, ts, time, t.carry));
     PetscFunctionReturn(0);
   }
   PetscCheck(t.run, PetscObjectComm((PetscObject)tj), PETSC_ERR_ORDER,
              "rewind: TSTrajectorySet for step %" PetscInt_FMT " before step 0", stepnum);
-  PetscCallCXX(t.run->set(stepnum, time));
+  PetscCallCXX(guarded(*t.run, [&] { t.run->set(stepnum, time); }));
   PetscFunctionReturn(0);
 }
 
@@ -60,13 +85,13 @@ PetscErrorCode get_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* time)
   }
   PetscCheck(t.run, PetscObjectComm((PetscObject)tj), PETSC_ERR_ORDER,
              "rewind: TSTrajectoryGet without a recorded forward run (call TSSolve first)");
-  PetscCallCXX(t.run->get(stepnum, time));
+  PetscCallCXX(guarded(*t.run, [&] { t.run->get(stepnum, time); }));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode reset_op(TSTrajectory tj) {
   PetscFunctionBegin;
-  trajectory(tj).run.reset();
+  trajectory(tj).drop_run();
   PetscFunctionReturn(0);
 }
 

@@ -16,6 +16,9 @@ struct Trajectory {
   TS ts = nullptr;        // whose adapter is wrapped
   bool made_dir = false;  // rewind created -ts_trajectory_dirname (so it may remove it, empty)
   ~Trajectory();
+  /// Ends the current run: a resumable run the program leaves unfinished has its durable files
+  /// removed (SolveRun::abandon()).
+  void drop_run();
   /// Completes the current run if its reverse sweep is over (see SolveRun::finish).
   void finish();
 };

@@ -26,6 +26,8 @@
 #                   directory
 #   OUTPUT_FILES    optional: more files a tutorial writes into its working directory, compared
 #                   byte for byte like lambda.bin and solution.bin
+#   EMPTY_DIR       optional: a directory (relative to the candidate's working directory) that
+#                   must be empty or absent after the candidate run
 #   MODE            "baseline": only run the baseline, into <WORK_DIR>/baseline (a ctest fixture
 #                   that many comparisons share)
 #   BASELINE_DIR    optional: take the baseline from this directory (a MODE=baseline run's
@@ -200,6 +202,13 @@ if(NOT "${STDOUT_LINES}" STREQUAL "")
     list(APPEND failures "printed results differ (stdout lines matching '${STDOUT_LINES}'):\n baseline:\n  ${show_a}\n candidate:\n  ${show_b}")
   else()
     message("stdout: the ${n_a} lines matching '${STDOUT_LINES}' are identical")
+  endif()
+endif()
+
+if(NOT "${EMPTY_DIR}" STREQUAL "")
+  file(GLOB left "${WORK_DIR}/candidate/${EMPTY_DIR}/*")
+  if(left)
+    list(APPEND failures "the candidate left files in ${EMPTY_DIR}: ${left}")
   endif()
 endif()
 
