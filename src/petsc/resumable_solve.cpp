@@ -116,6 +116,12 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
         "(docs/resume.md, "
         "\"PETSc\"); run it without -ts_trajectory_rewind_resume");
   }
+  if (detail::exact_final_time(ts) == TS_EXACTFINALTIME_INTERPOLATE) {
+    refuse(
+        "TSSolve interpolates its final state (-ts_exact_final_time interpolate) from the last "
+        "step's stages, which a run resumed after its first sweep does not have; use matchstep "
+        "or stepover");
+  }
   if (steps <= 0) {
     refuse(
         "a resumable run places its durable states by the step count, and this TS adapts its step "
@@ -295,11 +301,12 @@ ResumableSolve::From ResumableSolve::open() {
   // The killed run's x_0 must be this one's: a program that solves more than once (an
   // optimisation loop) resumes the solve it was killed in only if it starts it again first.
   {
+    // The solution only: at x_0 a first-same-as-last method's reused stage holds nothing yet.
     const std::vector<Field> now = stepper_.state();
     const auto& blocks = m.states.front().blocks[static_cast<std::size_t>(
         storage::comm_rank(PetscObjectComm((PetscObject)ts_)))];
     std::optional<Error> differs;
-    for (std::size_t f = 0; f < now.size() && f < blocks.size(); ++f) {
+    for (std::size_t f = 0; f < 1 && f < now.size() && f < blocks.size(); ++f) {
       if (storage::block_checksum(now[f].data) == blocks[f].checksum) continue;
       differs.emplace(ErrorCode::InvalidArgument,
                       "-ts_trajectory_rewind_resume: this TSSolve starts from another initial "

@@ -146,6 +146,8 @@ refused "-ts_trajectory_max_cps_disk 3 is too few" "${resumable[@]}" -ts_traject
 refused "makes [0-9]+ durable checkpoints over $steps steps" "${resumable[@]}" \
   -ts_trajectory_max_cps_disk 4
 refused "adapts its step size" "${resumable[@]}" -ts_adapt_type basic
+refused "interpolates its final state \(-ts_exact_final_time interpolate\)" "${resumable[@]}" \
+  -ts_exact_final_time interpolate
 expect_empty
 
 killed_run forward:$((steps / 2))
