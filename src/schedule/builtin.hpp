@@ -14,6 +14,7 @@ void register_twolevel(ScheduleRegistry& registry);
 void register_disk_revolve(ScheduleRegistry& registry);
 void register_online(ScheduleRegistry& registry);
 void register_mixed(ScheduleRegistry& registry);
+void register_disk_mixed(ScheduleRegistry& registry);
 void register_dynamic(ScheduleRegistry& registry);
 
 /// Checks what every offline schedule needs: steps >= 1, ram >= min_ram, disk >= 0 or

@@ -40,6 +40,7 @@ ScheduleRegistry& ScheduleRegistry::instance() {
     detail::register_online(registry);
     detail::register_disk_revolve(registry);
     detail::register_mixed(registry);
+    detail::register_disk_mixed(registry);
     detail::register_dynamic(registry);
   });
   return registry;

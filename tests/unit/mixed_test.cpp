@@ -9,6 +9,7 @@
 #include "rewind/schedule/mixed.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/simulator.hpp"
+#include "rewind/schedule/twolevel.hpp"
 #include "schedule_test_util.hpp"
 #include "stream_checks.hpp"
 
@@ -108,6 +109,99 @@ TEST(Mixed, StoresAdjointDataInRam) {
   EXPECT_GT(data_forwards, 0);
   EXPECT_THROW(make_schedule("mixed", ram_budget(5, 0)), Error);
   EXPECT_NO_THROW(make_schedule("mixed", ram_budget(1, 0)));
+}
+
+// disk-mixed ---------------------------------------------------------------------------------
+
+ScheduleParams two_level(Step n, std::int64_t ram, std::int64_t disk, double wd, double rd) {
+  ScheduleParams p;
+  p.steps = n;
+  p.ram = ram;
+  p.disk = disk;
+  p.write_cost = wd;
+  p.read_cost = rd;
+  return p;
+}
+
+// The least cost of periodic disk checkpoints with mixed in RAM, from the independent
+// recursion: every period that fits the disk slots is tried.
+double least_periodic_mixed(const MixedDp& dp, Step n, int S, std::int64_t D, double wd,
+                            double rd) {
+  double best = std::numeric_limits<double>::infinity();
+  for (Step P = 1; P <= n; ++P) {
+    const Step q = (n + P - 1) / P;
+    if (D != kUnlimited && q - 1 > D) continue;
+    const Step last = n - (q - 1) * P;
+    const auto m = [&](Step L) { return static_cast<double>(dp(static_cast<int>(L), S)); };
+    if (S == 0 && P > 1) continue;
+    best = std::min(best,
+                    static_cast<double>(q - 1) * (static_cast<double>(P) + wd + rd + m(P)) +
+                        (S == 0 && last > 1 ? std::numeric_limits<double>::infinity() : m(last)));
+  }
+  return best;
+}
+
+TEST(DiskMixed, ReplayIsTheBestPeriodOfTheIndependentRecursionAndBeatsItsParts) {
+  const MixedDp dp(130, 9);
+  const std::vector<std::pair<double, double>> costs = {{0.5, 0.5}, {2, 2}, {1, 3}, {0, 0}};
+  for (const auto& [wd, rd] : costs) {
+    for (int S : {0, 1, 2, 4, 9}) {
+      for (std::int64_t D : {std::int64_t{0}, std::int64_t{2}, std::int64_t{6}, kUnlimited}) {
+        for (Step n = 1; n <= 130; n += (n < 30 ? 1 : 9)) {
+          const auto p = two_level(n, S, D, wd, rd);
+          const double expected = least_periodic_mixed(dp, n, S, D, wd, rd);
+          std::unique_ptr<Schedule> s;
+          try {
+            s = make_schedule("disk-mixed", p);
+          } catch (const Error& e) {
+            ASSERT_EQ(e.code(), ErrorCode::InvalidArgument);
+            ASSERT_EQ(expected, std::numeric_limits<double>::infinity()) << describe(p);
+            continue;  // no period fits
+          }
+          PassedCheckpointsFreed freed(describe(p));
+          const SimulationResult r = simulate(*s, p, [&freed](const Action& a) { freed(a); });
+          ASSERT_NEAR(r.cost, expected, 1e-9) << describe(p);
+          ASSERT_NEAR(r.cost, disk_mixed_cost(p, disk_mixed_period(p)), 1e-9) << describe(p);
+          ASSERT_LE(r.ram.peak, S) << describe(p);
+          if (D != kUnlimited) {
+            ASSERT_LE(r.disk.peak, D) << describe(p);
+          }
+          ASSERT_EQ(r.adjoint_steps, n);
+          // One period is the whole run: never dearer than mixed alone, nor than disk-revolve
+          // (whose intervals are Revolve, a special case of mixed).
+          if (S >= 1) {
+            ASSERT_LE(r.cost, static_cast<double>(dp(static_cast<int>(n), S)) + 1e-9);
+          }
+          try {
+            const double revolve_inside = disk_revolve_cost(p, disk_revolve_period(p));
+            ASSERT_LE(r.cost, revolve_inside + 1e-9) << describe(p);
+          } catch (const Error&) {
+          }
+        }
+      }
+    }
+  }
+}
+
+// Hand-checked: 10 RAM slots hold every step's stages of a 10-step interval, so each of the 29
+// intervals before the last costs its first-sweep step, a write, a read and one recording run.
+TEST(DiskMixed, ReferencePointAndPeriod) {
+  auto p = two_level(300, 10, 30, 1, 1);
+  EXPECT_EQ(disk_mixed_period(p), 10);
+  const SimulationResult r = simulate(*make_schedule("disk-mixed", p), p);
+  EXPECT_EQ(r.fwd_total, 590);
+  EXPECT_DOUBLE_EQ(r.cost, 29 * (10 + 1 + 1 + 10) + 10);
+  EXPECT_EQ(r.disk.writes, 29);
+  EXPECT_EQ(r.disk.reads, 29);
+  EXPECT_EQ(make_schedule("auto", p)->name(), "disk-mixed");
+  p.period = 20;  // honoured: 14 intervals on disk
+  const SimulationResult r20 = simulate(*make_schedule("disk-mixed", p), p);
+  EXPECT_EQ(r20.disk.writes, 14);
+  p.period = 5;  // needs 59 disk slots
+  EXPECT_THROW(make_schedule("disk-mixed", p), Error);
+  EXPECT_THROW(make_schedule("disk-mixed", two_level(10, 0, 3, 1, 1)), Error);
+  EXPECT_NO_THROW(make_schedule("disk-mixed", two_level(10, 0, 9, 1, 1)));
+  EXPECT_THROW(make_schedule("disk-mixed", two_level(0, 2, 3, 1, 1)), Error);
 }
 
 }  // namespace

@@ -23,4 +23,14 @@ struct MixedPlan {
 /// Error(InvalidArgument) for no slot with steps >= 2 or a table over 4e7 entries.
 MixedPlan plan_mixed(Step steps, std::int64_t slots);
 
+/// `disk-mixed`: x_0, x_P, x_2P, ... go to disk in the first sweep; each interval is read back
+/// and reversed by mixed with every RAM slot; the last interval is reversed at once. The period
+/// it runs with: params.period if set, else the cheapest within the disk slots. Throws
+/// Error(InvalidArgument) for a budget no period fits.
+std::int64_t disk_mixed_period(const ScheduleParams& params);
+
+/// The cost `disk-mixed` has with period `period` for params.steps steps (closed form over the
+/// mixed table; the tests check it against the simulator).
+double disk_mixed_cost(const ScheduleParams& params, std::int64_t period);
+
 }  // namespace rwd::schedule
