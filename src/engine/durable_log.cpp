@@ -108,13 +108,15 @@ struct DurableLog::Impl {
       return;
     }
     if (!settings_.resume) {
-      throw Error(ErrorCode::InvalidArgument,
-                  "resume: '" + path_ +
-                      "' describes a run that was killed or failed, resumable from its "
-                      "checkpoints; this run is not told to resume it (ResumeConfig::resume) and "
-                      "will not overwrite it: resume it, give this run another label or "
-                      "directory, or " +
-                      removal_hint());
+      throw Error(
+          ErrorCode::InvalidArgument,
+          "resume: '" + path_ +
+              "' describes a run that was killed or failed, resumable from its "
+              "checkpoints; this run is not told to resume it (ResumeConfig::resume; in PETSc "
+              "-ts_trajectory_rewind_resume) and "
+              "will not overwrite it: resume it, give this run another label or "
+              "directory, or " +
+              removal_hint());
     }
     long long length = static_cast<long long>(text.size());
     storage::mpi_check(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm_),
@@ -220,24 +222,71 @@ struct DurableLog::Impl {
     return nullptr;
   }
 
+  // The field of `fields` (a state reached again at `step`) whose checksum is not the durable
+  // state's there, on this rank; empty if they agree (or nothing is listed at `step`).
+  std::string differing_field(Step step, const std::vector<Field>& fields) const {
+    const ManifestEntry* e = first_sweep_at(step);
+    if (!e) return {};
+    const auto& blocks = e->blocks[static_cast<std::size_t>(rank_)];
+    for (std::size_t f = 0; f < fields.size() && f < blocks.size(); ++f) {
+      if (storage::block_checksum(fields[f].data) != blocks[f].checksum) {
+        return std::string(fields[f].name);
+      }
+    }
+    return {};
+  }
+
   // An interval taken again in the reverse sweep must reach the state the first sweep reached
-  // there (RecordingConfig::verify): a stepper that is not deterministic is stopped on every
-  // rank, naming the step and the field, rather than giving a wrong gradient.
+  // there: a stepper that is not deterministic is stopped on every rank, naming the step and the
+  // field, rather than giving a wrong gradient. What this run made durable may be as wrong as
+  // the state it could not reach again, so nothing is left for a later run to resume.
   void check_replay(Step step, const std::vector<Field>& fields) {
     if (!settings_.verify) return;
     std::optional<Error> differs;
-    if (const ManifestEntry* e = first_sweep_at(step)) {
-      const auto& blocks = e->blocks[static_cast<std::size_t>(rank_)];
-      for (std::size_t f = 0; f < fields.size() && f < blocks.size(); ++f) {
-        if (storage::block_checksum(fields[f].data) == blocks[f].checksum) continue;
-        differs.emplace(ErrorCode::Corrupt,
-                        "resume: the state recomputed at step " + std::to_string(step) +
-                            " differs from the first sweep's in field '" +
-                            std::string(fields[f].name) + "' on rank " + std::to_string(rank_) +
-                            ": the stepper does not take the same steps again from the same "
-                            "state (RecordingConfig::verify)");
-        break;
-      }
+    if (const std::string f = differing_field(step, fields); !f.empty()) {
+      const std::string what = "resume: the state recomputed at step " + std::to_string(step) +
+                               " differs from the first sweep's in field '" + f + "' on rank " +
+                               std::to_string(rank_) + ": ";
+      differs.emplace(
+          ErrorCode::Corrupt,
+          what + (saved_any_
+                      ? "the stepper does not take the same steps again from the same state (or "
+                        "its model changed during the run), so what this run made durable "
+                        "cannot be trusted: the manifest and the durable checkpoints are "
+                        "removed, and a run started again begins at step 0"
+                      : "this program does not take the killed run's steps again (another "
+                        "model, other data, or a stepper that is not deterministic), so it is "
+                        "not resumed, and the killed run's files are left as they are. Run the "
+                        "killed run's program with its options and data again, or " +
+                            removal_hint()));
+    }
+    std::optional<Error> agreed;
+    try {
+      agree(comm_, differs);
+    } catch (const Error& e) {
+      agreed = e;
+    }
+    if (!agreed) return;
+    if (saved_any_) finish();
+    throw *agreed;
+  }
+
+  // A resumed run has taken the interval before its durable state at `step` again: it must reach
+  // that state, else this program is not the killed run's (another model, other data). Refused
+  // before this run has made anything durable, and the killed run's files are left as they are.
+  void check_resume_point(Step from, Step step, const std::vector<Field>& fields) {
+    if (!settings_.verify) return;
+    std::optional<Error> differs;
+    if (const std::string f = differing_field(step, fields); !f.empty()) {
+      differs.emplace(
+          ErrorCode::InvalidArgument,
+          "resume: this run took the killed run's steps " + std::to_string(from) + " to " +
+              std::to_string(step) + " again from its durable state and reached another state " +
+              "(field '" + f + "' on rank " + std::to_string(rank_) +
+              "): its program, model or data are not the killed run's, so it is not resumed and "
+              "the killed run's files are left as they are. Run the killed run's program with "
+              "its options and data again, or " +
+              removal_hint());
     }
     agree(comm_, differs);
   }
@@ -283,6 +332,7 @@ struct DurableLog::Impl {
   // Makes the state (or the adjoint state) the stepper holds at `step` durable, lists it in the
   // manifest, and frees what the manifest no longer lists.
   void save(bool adjoint, Step step, const std::vector<Field>& fields, bool last = false) {
+    saved_any_ = true;
     const auto t0 = SteadyClock::now();
     storage::Hdf5Store& store = disk();
     const Key key{step, Kind::Restart, adjoint ? adjoint_run_ : state_run_};
@@ -384,7 +434,8 @@ struct DurableLog::Impl {
   DurableTraffic io_;
   std::map<Key, std::int64_t> held_;  // bytes of what this run holds in its own file
   std::int64_t state_run_ = 0, adjoint_run_ = 0;
-  int lock_fd_ = -1;  // rank 0: the run's lock, held while it is live
+  int lock_fd_ = -1;        // rank 0: the run's lock, held while it is live
+  bool saved_any_ = false;  // this run made a state or an adjoint state durable
 };
 
 std::string resume_manifest_path(const std::string& directory, const std::string& label) {
@@ -418,6 +469,10 @@ const ManifestEntry& DurableLog::state_at(Step step) const {
 }
 void DurableLog::check_replay(Step step, const std::vector<Field>& fields) {
   impl_->check_replay(step, fields);
+}
+
+void DurableLog::check_resume_point(Step from, Step step, const std::vector<Field>& fields) {
+  impl_->check_resume_point(from, step, fields);
 }
 void DurableLog::finish() {
   impl_->finish();

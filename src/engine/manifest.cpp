@@ -385,8 +385,10 @@ std::vector<std::string> differences(const Manifest& saved, const Manifest& now)
                   "'");
   }
   if (saved.identity != now.identity) {
-    out.push_back("the identity (ResumeConfig::identity) was '" + saved.identity + "', is '" +
-                  now.identity + "'");
+    out.push_back(
+        "the identity (the program, its options and integrator in PETSc; "
+        "ResumeConfig::identity in C++) was '" +
+        saved.identity + "', is '" + now.identity + "'");
   }
   const auto number = [&](const char* what, std::int64_t a, std::int64_t b) {
     if (a != b) {

@@ -20,10 +20,20 @@ using engine::Field;
 using storage::agree;
 using storage::capture;
 
-// Options that change what a run writes on the screen, not its results: left out of a
-// resumable run's identity, so that a job re-submitted with a monitor more still resumes.
-bool output_only(const std::string& name) {
+// Options that change what a run writes on the screen, or how the trajectory keeps its
+// checkpoints, not its results (every schedule and budget gives the same bits): left out of a
+// resumable run's identity, so that a job re-submitted with a monitor more, or more RAM, still
+// resumes. The disk budget stays in: it places the durable states.
+bool not_identity(const std::string& name) {
   static const char* const prefixes[] = {"-ts_trajectory_rewind_resume",
+                                         "-ts_trajectory_max_cps_ram",
+                                         "-ts_trajectory_solution_only",
+                                         "-ts_trajectory_rewind_schedule",
+                                         "-ts_trajectory_rewind_ram_bytes",
+                                         "-ts_trajectory_rewind_write_cost",
+                                         "-ts_trajectory_rewind_read_cost",
+                                         "-ts_trajectory_rewind_verify",
+                                         "-ts_trajectory_monitor",
                                          "-ts_trajectory_view",
                                          "-ts_trajectory_rewind_async",
                                          "-log_",
@@ -56,6 +66,29 @@ bool output_only(const std::string& name) {
 bool is_option_name(const std::string& token) {
   return token.size() > 1 && token[0] == '-' && !(token[1] >= '0' && token[1] <= '9') &&
          token[1] != '.';
+}
+
+// "program <name> <hash of its executable>": another program (or the same one built again
+// from other sources) is another problem, though its options be the same. Read once.
+const std::string& program() {
+  static const std::string id = [] {
+    char name[PETSC_MAX_PATH_LEN] = "";
+    PetscGetProgramName(name, sizeof name);
+    std::string bytes;
+    if (std::FILE* f = std::fopen("/proc/self/exe", "rb")) {
+      char buffer[1 << 16];
+      std::size_t got = 0;
+      while ((got = std::fread(buffer, 1, sizeof buffer, f)) > 0) bytes.append(buffer, got);
+      std::fclose(f);
+    }
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(bytes));
+    std::string base = name;  // the same program started by another path is the same
+    base =
+        base.substr(base.find_last_of('/') == std::string::npos ? 0 : base.find_last_of('/') + 1);
+    return "program " + base + " " + (bytes.empty() ? "unread" : hash);
+  }();
+  return id;
 }
 
 void mark_changed(Vec v) {
@@ -193,8 +226,8 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
 
 ResumableSolve::~ResumableSolve() = default;
 
-// The program's options (sorted; those that only change what is printed left out) and the
-// integrator: a killed run of another command is not resumed.
+// The program (its name and a hash of its executable), its options (sorted; those that do not
+// change results left out) and the integrator: a killed run of another command is not resumed.
 std::string ResumableSolve::identity() const {
   char* all = nullptr;
   REWIND_PETSC(PetscOptionsGetAll(nullptr, &all));
@@ -214,12 +247,12 @@ std::string ResumableSolve::identity() const {
     if (!is_option_name(tokens[i])) continue;
     std::string option = tokens[i];
     while (i + 1 < tokens.size() && !is_option_name(tokens[i + 1])) option += " " + tokens[++i];
-    if (!output_only(option.substr(0, option.find(' ')))) options.push_back(option);
+    if (!not_identity(option.substr(0, option.find(' ')))) options.push_back(option);
   }
   std::sort(options.begin(), options.end());
   TSType type = nullptr;
   REWIND_PETSC(TSGetType(ts_, &type));
-  std::string out = std::string("PETSc TS ") + (type ? type : "?") + ";";
+  std::string out = program() + "; PETSc TS " + (type ? type : "?") + ";";
   for (const std::string& option : options) out += " " + option;
   return out;
 }
@@ -329,8 +362,22 @@ ResumableSolve::From ResumableSolve::open() {
     resumed_at_ = 0;
     return From::Start;
   }
-  jump(last, static_cast<PetscInt>(last.step));
+  const auto k = static_cast<PetscInt>(last.step);
+  check_program(k);
+  jump(last, k);
   return From::Forward;
+}
+
+void ResumableSolve::check_program(PetscInt k) {
+  // The step log up to k (the durable state at a holds it only up to a), then x_a.
+  durable_->load(durable_->state_at(k), state_fields());
+  load_log(k);
+  const PetscInt a = k - interval_;
+  load_state(a);
+  stepper_.set_first(a);
+  for (PetscInt i = 0; i < k - a; ++i) stepper_.forward(i, engine::StepContext{});
+  durable_->check_resume_point(a, k, stepper_.state());
+  checked_steps_ = k - a;
 }
 
 void ResumableSolve::reached(PetscInt k) {

@@ -65,6 +65,8 @@ class ResumableSolve {
   PetscInt interval_start(PetscInt i) const { return i / interval_ * interval_; }
   /// The step the run went on from (-1: it started at x_0).
   PetscInt resumed_at() const { return resumed_at_; }
+  /// Steps open() took again to check the program is the killed run's (0: none).
+  PetscInt checked_steps() const { return checked_steps_; }
 
   /// The first sweep reached step k (its log has step k): x_k is made durable if k is an
   /// interval boundary or n. Collective.
@@ -89,6 +91,10 @@ class ResumableSolve {
   void load_log(PetscInt k);
   /// Puts the durable state at `entry` in the TS, for TSSolve to go on from step k.
   void jump(const engine::ManifestEntry& entry, PetscInt k);
+  /// Before a resumed first sweep goes on from its durable state at k: takes the interval
+  /// before k again from its durable state and refuses (the killed run's files left as they
+  /// are) a program that does not reach x_k, before this run makes anything durable.
+  void check_program(PetscInt k);
   std::string identity() const;
 
   TS ts_;
@@ -96,6 +102,7 @@ class ResumableSolve {
   StepLog& log_;
   PetscInt steps_ = 0, interval_ = 0;
   PetscInt resumed_at_ = -1;
+  PetscInt checked_steps_ = 0;
   bool adjoint_layout_ = false;
   Vec quadrature_ = nullptr;        // the quadrature's integral, if any
   std::vector<double> integral_;    // its value in a durable state (scratch)

@@ -475,7 +475,8 @@ bool SolveRun::finish() {
   RunReport& r = carry_.report;
   if (durable_) {
     const PetscInt n = durable_->steps(), last = durable_->interval_start(n - 1);
-    total_.forward_steps += std::max<PetscInt>(0, last - first_sweep_from_);
+    total_.forward_steps +=
+        std::max<PetscInt>(0, last - first_sweep_from_) + durable_->checked_steps();
     total_.steps = n - first_sweep_from_;
     const engine::DurableTraffic& io = durable_->traffic();
     total_.disk.writes += io.writes;
@@ -578,8 +579,10 @@ void SolveRun::start_resumable() {
       first_sweep_from_ = at;
       REWIND_PETSC(PetscFPrintf(comm, PETSC_STDERR,
                                 "rewind: resuming a killed run's first sweep from its durable "
-                                "state at step %" PetscInt_FMT " of %" PetscInt_FMT "\n",
-                                at, n));
+                                "state at step %" PetscInt_FMT " of %" PetscInt_FMT
+                                " (steps %" PetscInt_FMT " to %" PetscInt_FMT
+                                " taken again first: they reached the killed run's state)\n",
+                                at, n, at - durable_->checked_steps(), at));
       break;
     case ResumableSolve::From::Complete:
     case ResumableSolve::From::Reverse:

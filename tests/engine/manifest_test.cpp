@@ -218,7 +218,7 @@ TEST(Manifest, DifferencesNameWhatChanged) {
   const std::vector<std::string> d = differences(a, b);
   std::string all;
   for (const auto& s : d) all += s + "\n";
-  EXPECT_NE(all.find("the identity (ResumeConfig::identity) was 'heat -n 64 (dt 0.01)', is "
+  EXPECT_NE(all.find("ResumeConfig::identity in C++) was 'heat -n 64 (dt 0.01)', is "
                      "'heat -n 128'"),
             std::string::npos)
       << all;

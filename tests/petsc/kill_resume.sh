@@ -161,6 +161,14 @@ grep -q "this run does not resume it (-ts_trajectory_rewind_resume), starts at x
 refused "was written for another problem, so it is not resumed: the identity .*-ts_rtol 1e-4" \
   "${resumable[@]}" -ts_rtol 1e-4
 refused "the rank count was $np, is $((np + 1))" -n $((np + 1)) "${resumable[@]}"
+# Another program with the same name and options: its executable differs (a copy with bytes
+# appended, which still runs).
+name=$(basename "$exe")
+mkdir -p other && cp "$exe" other/ && printf 'another build' >>"other/$name"
+real_exe=$exe exe=$work/other/$name
+refused "the identity .*was 'program $name [0-9a-f]+; .*is 'program $name [0-9a-f]+; " "${resumable[@]}"
+exe=$real_exe
+rm -rf other
 # A live run with the same directory: a second job is refused, the first goes on.
 start_paused adjoint:1
 live=$(cat ckpt/rewind-ts.resume)
@@ -180,8 +188,10 @@ printf '\x01\x02\x03\x04\x05\x06\x07\x08' | dd of="ckpt/$file" bs=1 seek="$at" c
 refused "the state at step 0 \(rank 0.s block\) is damaged, so the manifest is refused" "${resumable[@]}"
 cp data.saved "ckpt/$file"
 rm -f data.saved manifest.saved
-# Intact again: it resumes, bitwise.
-run "${resumable[@]}" || fail "resumed after the refusals: $(cat err.txt)"
+# Intact again: it resumes, bitwise, with another RAM budget and schedule (options that do not
+# change results are not part of the identity).
+run "${resumable[@]}" -ts_trajectory_max_cps_ram 5 -ts_trajectory_rewind_schedule revolve ||
+  fail "resumed after the refusals: $(cat err.txt)"
 [ "$(results)" = "$baseline" ] || fail "resumed after the refusals: results differ"
 expect_empty
 echo "refusals: each named, the killed run's files intact, then resumed bitwise"

@@ -70,8 +70,15 @@ class DurableLog {
   /// The durable state at `step`.
   const ManifestEntry& state_at(Step step) const;
   /// With `verify`: `fields` (a state reached again at `step`) must have the checksums the
-  /// durable state there had; else Error(Corrupt) on every rank naming the field. Collective.
+  /// durable state there had; else the manifest and every durable checkpoint are removed (what
+  /// this run made durable cannot be trusted) and Error(Corrupt) is thrown on every rank naming
+  /// the field. Collective.
   void check_replay(Step step, const std::vector<Field>& fields);
+  /// With `verify`: a resumed run took the steps `from`..`step` before its durable state at
+  /// `step` again, from the durable state at `from`, before making anything durable; `fields`
+  /// must have the checksums the state at `step` had, else the program is not the killed run's:
+  /// Error(InvalidArgument) on every rank, and the killed run's files are left. Collective.
+  void check_resume_point(Step from, Step step, const std::vector<Field>& fields);
   /// The run ended: removes the manifest, then every generation's link. Collective.
   void finish();
   const DurableTraffic& traffic() const;
