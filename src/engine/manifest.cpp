@@ -278,7 +278,9 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
       if (last && !m.reached.empty()) in.fail("the final state after the states reached");
       ManifestEntry e;
       if (last) {
-        e.step = in.integer(1, m.steps, m.steps);
+        // Step n: the step count, or, for a run that learns it at the end (adaptive steps),
+        // where it ended, at most `steps`.
+        e.step = in.integer(1, 1, m.steps);
       } else {
         e.step = in.integer(1, 0, m.steps - 1);
         if (e.step % m.interval != 0) {
@@ -373,6 +375,17 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   for (std::size_t i = 0; i < m.reached.size(); ++i) {
     if (m.reached[i].step != below + static_cast<std::int64_t>(i) * m.interval) {
       order("the states reached do not follow the states every interval");
+    }
+  }
+  if (m.final_state) {
+    for (const auto* list : {&m.states, &m.reached}) {
+      if (!list->empty() && list->back().step >= m.final_state->step) {
+        order("the final state (step " + std::to_string(m.final_state->step) +
+              ") is not after the states");
+      }
+    }
+    if (m.reverse && m.reverse->step >= m.final_state->step) {
+      order("the adjoint state is not before the final state");
     }
   }
   return m;

@@ -49,6 +49,9 @@ PetscInt adjoint_max_steps(TS ts) {
 PetscInt max_steps(TS ts) {
   return ts->max_steps;
 }
+PetscInt adapt_increase_delay(TSAdapt adapt) {
+  return adapt->timestepjustdecreased_delay;
+}
 PetscReal max_time(TS ts) {
   return ts->max_time;
 }

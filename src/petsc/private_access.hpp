@@ -33,6 +33,8 @@ void set_adjoint_steps(TS ts, PetscInt done);
 /// The adjoint steps this TSAdjointSolve takes (TSAdjointSetSteps, or all of them).
 PetscInt adjoint_max_steps(TS ts);
 PetscInt max_steps(TS ts);
+/// TSAdaptSetTimeStepIncreaseDelay's count (the adapter remembers a decrease that long).
+PetscInt adapt_increase_delay(TSAdapt adapt);
 PetscReal max_time(TS ts);
 TSExactFinalTimeOption exact_final_time(TS ts);
 /// An event handler is locating an event (TSAdaptChoose then skips the adapter).

@@ -97,6 +97,10 @@ void mark_changed(Vec v) {
   REWIND_PETSC(VecRestoreArray(v, &a));
 }
 
+// The most steps an adaptive resumable run may be given (-ts_max_steps): its step log is sized
+// by them (7 values a step and rank in each durable state).
+constexpr PetscInt kMostAdaptiveSteps = 10'000'000;
+
 PetscInt ceil_div(PetscInt a, PetscInt b) {
   return (a + b - 1) / b;
 }
@@ -156,10 +160,29 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
         "or stepover");
   }
   if (steps <= 0) {
-    refuse(
-        "a resumable run places its durable states by the step count, and this TS adapts its step "
-        "size, so its step count is not known in advance: use a fixed step (-ts_adapt_type "
-        "none), or run without -ts_trajectory_rewind_resume");
+    // Adaptive steps: the step count is learnt at the end. Durable states go every interval
+    // steps, and the step log in each is sized by the most steps TS may take.
+    TSAdapt adapt = nullptr;
+    TSAdaptType type = nullptr;
+    REWIND_PETSC(TSGetAdapt(ts, &adapt));
+    REWIND_PETSC(TSAdaptGetType(adapt, &type));
+    const std::string name = type ? type : "";
+    if (name != TSADAPTBASIC || detail::adapt_increase_delay(adapt) != 0) {
+      refuse("the adapter '" + name +
+             (name == TSADAPTBASIC ? "' with -ts_adapt_time_step_increase_delay" : "'") +
+             " remembers earlier steps, which a resumed run would not; adaptive steps are "
+             "resumable with -ts_adapt_type basic (or a fixed step: -ts_adapt_type none)");
+    }
+    const PetscInt most = detail::max_steps(ts);
+    if (most <= 0 || most > kMostAdaptiveSteps) {
+      refuse(
+          "with adaptive steps the step count is learnt at the end, and a resumable run sizes "
+          "its durable step log by the most steps TS may take: give -ts_max_steps (at most " +
+          std::to_string(kMostAdaptiveSteps) + ")");
+    }
+    adaptive_ = true;
+    steps = most;
+    steps_ = most;
   }
   {
     PetscInt order = 0;
@@ -187,7 +210,8 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
   if (o.max_cps_disk > 0 && durable > o.max_cps_disk) {
     refuse("-ts_trajectory_rewind_resume_interval " + std::to_string(interval_) + " makes " +
            std::to_string(durable) + " durable checkpoints over " + std::to_string(steps) +
-           " steps (x_0 and every interval, x_n and an adjoint state), more than "
+           (adaptive_ ? " steps (-ts_max_steps, with adaptive steps)" : " steps") +
+           " (x_0 and every interval, x_n and an adjoint state), more than "
            "-ts_trajectory_max_cps_disk " +
            std::to_string(o.max_cps_disk) +
            ": raise the interval (or 0 for the smallest that fits) or the disk budget");
@@ -209,6 +233,15 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
   log_buffer_.assign(3 * static_cast<std::size_t>(steps) + 3, 0.0);
   log_offset_ = static_cast<std::int64_t>(rank) * static_cast<std::int64_t>(log_buffer_.size());
   log_global_ = static_cast<std::int64_t>(ranks) * static_cast<std::int64_t>(log_buffer_.size());
+  if (adaptive_) {
+    // The attempts of the steps the adapter rejected sizes in, which a recomputation repeats:
+    // [steps listed, then per step: step, attempts, per attempt: size, rolled back, choices,
+    // per choice: size, accepted], room for about one rejection in two steps.
+    attempt_buffer_.assign(4 * static_cast<std::size_t>(steps) + 64, 0.0);
+    const auto size = static_cast<std::int64_t>(attempt_buffer_.size());
+    attempt_offset_ = static_cast<std::int64_t>(rank) * size;
+    attempt_global_ = static_cast<std::int64_t>(ranks) * size;
+  }
   engine::DurableSettings settings;
   settings.directory = detail::dirname(tj);
   settings.label = "ts";
@@ -263,6 +296,7 @@ std::vector<Field> ResumableSolve::state_fields() {
     out.push_back({"integral", integral_, integral_field_.offset, integral_field_.global_size});
   }
   out.push_back({"step_log", log_buffer_, log_offset_, log_global_});
+  if (adaptive_) out.push_back({"attempt_log", attempt_buffer_, attempt_offset_, attempt_global_});
   return out;
 }
 
@@ -305,9 +339,65 @@ void ResumableSolve::load_log(PetscInt k) {
   log_.dts.assign(dts, dts + m);
   log_.proposed.assign(proposed, proposed + m + 1);
   log_.attempts.clear();
+  if (!adaptive_) return;
+  std::size_t at = 0;
+  const auto next = [&] {
+    if (at >= attempt_buffer_.size()) {
+      throw Error(ErrorCode::Corrupt, "resume: the durable attempt log runs past its end");
+    }
+    return attempt_buffer_[at++];
+  };
+  const auto listed = static_cast<std::size_t>(next());
+  for (std::size_t j = 0; j < listed; ++j) {
+    const auto step = static_cast<std::size_t>(next());
+    std::vector<Attempt> attempts(static_cast<std::size_t>(next()));
+    for (Attempt& a : attempts) {
+      a.h = next();
+      a.rolled_back = next() != 0.0;
+      a.choices.resize(static_cast<std::size_t>(next()));
+      for (Choice& c : a.choices) {
+        c.h = next();
+        c.accepted = next() != 0.0;
+      }
+    }
+    if (step < m) log_.attempts[step] = std::move(attempts);
+  }
 }
 
-void ResumableSolve::jump(const engine::ManifestEntry& entry, PetscInt k) {
+void ResumableSolve::store_attempts(PetscInt k) {
+  std::fill(attempt_buffer_.begin(), attempt_buffer_.end(), 0.0);
+  std::size_t at = 1;
+  const auto put = [&](double v) {
+    if (at >= attempt_buffer_.size()) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "-ts_trajectory_rewind_resume: the adapter rejected sizes in so many steps "
+                  "before step " +
+                      std::to_string(k) + " that their attempts do not fit the durable step log (" +
+                      std::to_string(attempt_buffer_.size()) +
+                      " values); give a larger -ts_max_steps or run without resume");
+    }
+    attempt_buffer_[at++] = v;
+  };
+  double listed = 0;
+  for (const auto& [step, attempts] : log_.attempts) {
+    if (static_cast<PetscInt>(step) >= k) break;
+    ++listed;
+    put(static_cast<double>(step));
+    put(static_cast<double>(attempts.size()));
+    for (const Attempt& a : attempts) {
+      put(a.h);
+      put(a.rolled_back ? 1.0 : 0.0);
+      put(static_cast<double>(a.choices.size()));
+      for (const Choice& c : a.choices) {
+        put(c.h);
+        put(c.accepted ? 1.0 : 0.0);
+      }
+    }
+  }
+  attempt_buffer_[0] = listed;
+}
+
+void ResumableSolve::jump(const engine::ManifestEntry& entry, PetscInt k, bool warm) {
   durable_->load(entry, state_fields());
   load_log(k);
   if (quadrature_) {
@@ -318,7 +408,15 @@ void ResumableSolve::jump(const engine::ManifestEntry& entry, PetscInt k) {
   }
   stepper_.loaded(engine::Kind::Restart);
   const auto m = static_cast<std::size_t>(k);
-  stepper_.resume_at(k);  // (a first-same-as-last method's rebuild moves the clock)
+  if (warm) {
+    // The TS has just taken step k - 1 again (check_program()), to the same bits: what it keeps
+    // of its last steps (the theta method's previous state and step size, which its error
+    // estimate reads; a first-same-as-last method's reused stage) is the killed run's, and the
+    // next step must not start afresh.
+    detail::restart_history(ts_, false);
+  } else {
+    stepper_.resume_at(k);  // (a first-same-as-last method's rebuild moves the clock)
+  }
   detail::set_clock(ts_, {k, log_.times[m], log_.times[m > 0 ? m - 1 : 0]});
   REWIND_PETSC(TSSetTimeStep(ts_, log_.proposed[m]));
   resumed_at_ = k;
@@ -328,7 +426,7 @@ ResumableSolve::From ResumableSolve::open() {
   durable_->open();
   const engine::Manifest& m = durable_->manifest();
   if (m.states.empty()) {  // a fresh start
-    reached(0);
+    reached(0, false);
     return From::Start;
   }
   // The killed run's x_0 must be this one's: a program that solves more than once (an
@@ -354,7 +452,8 @@ ResumableSolve::From ResumableSolve::open() {
     agree(PetscObjectComm((PetscObject)ts_), differs);
   }
   if (m.final_state) {
-    jump(*m.final_state, steps_);
+    final_ = static_cast<PetscInt>(m.final_state->step);
+    jump(*m.final_state, final_, false);
     return m.reverse ? From::Reverse : From::Complete;
   }
   const engine::ManifestEntry& last = m.states.back();
@@ -364,7 +463,7 @@ ResumableSolve::From ResumableSolve::open() {
   }
   const auto k = static_cast<PetscInt>(last.step);
   check_program(k);
-  jump(last, k);
+  jump(last, k, true);
   return From::Forward;
 }
 
@@ -380,8 +479,8 @@ void ResumableSolve::check_program(PetscInt k) {
   checked_steps_ = k - a;
 }
 
-void ResumableSolve::reached(PetscInt k) {
-  if (k != steps_ && k % interval_ != 0) return;
+void ResumableSolve::reached(PetscInt k, bool last) {
+  if (!last && k % interval_ != 0) return;
   const auto n = static_cast<std::size_t>(steps_);
   std::fill(log_buffer_.begin(), log_buffer_.end(), 0.0);
   log_buffer_[0] = static_cast<double>(k);
@@ -404,7 +503,9 @@ void ResumableSolve::reached(PetscInt k) {
     for (std::size_t j = 0; j < integral_.size(); ++j) integral_[j] = PetscRealPart(a[j]);
     REWIND_PETSC(VecRestoreArrayRead(quadrature_, &a));
   }
-  if (k == steps_) {
+  if (adaptive_) store_attempts(k);
+  if (last) {
+    final_ = k;
     durable_->save_final(k, state_fields());
   } else {
     durable_->save(false, k, state_fields());

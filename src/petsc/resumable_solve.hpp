@@ -59,7 +59,13 @@ class ResumableSolve {
   /// At TSTrajectorySet(0): reads the manifest there may be (or refuses it), and puts the TS
   /// where the run goes on from. Collective.
   From open();
+  /// The step count TS will take (fixed steps) or the most it may take (adaptive steps).
   PetscInt steps() const { return steps_; }
+  /// The step count TS takes: with adaptive steps known once the first sweep ended (or was
+  /// complete in the killed run), 0 before.
+  PetscInt final_step() const { return adaptive_ ? final_ : steps_; }
+  /// Adaptive steps: the step count is learnt at the end.
+  bool adaptive() const { return adaptive_; }
   PetscInt interval() const { return interval_; }
   /// The first step of the interval [a, a + interval) holding step i.
   PetscInt interval_start(PetscInt i) const { return i / interval_ * interval_; }
@@ -68,9 +74,9 @@ class ResumableSolve {
   /// Steps open() took again to check the program is the killed run's (0: none).
   PetscInt checked_steps() const { return checked_steps_; }
 
-  /// The first sweep reached step k (its log has step k): x_k is made durable if k is an
-  /// interval boundary or n. Collective.
-  void reached(PetscInt k);
+  /// The first sweep reached step k (its log has step k), `last`: and ended there. x_k is made
+  /// durable if k is an interval boundary, or as the final state. Collective.
+  void reached(PetscInt k, bool last);
   /// A reverse resume: loads the durable adjoint state into the TS's cost gradients and returns
   /// its step. Collective.
   PetscInt load_adjoint();
@@ -89,8 +95,12 @@ class ResumableSolve {
   std::vector<engine::Field> state_fields();
   std::vector<engine::Field> adjoint_fields();
   void load_log(PetscInt k);
+  /// The attempts of the steps before k, into the attempt log.
+  void store_attempts(PetscInt k);
   /// Puts the durable state at `entry` in the TS, for TSSolve to go on from step k.
-  void jump(const engine::ManifestEntry& entry, PetscInt k);
+  /// `warm`: the TS has just taken the steps up to k again (check_program()) and keeps what
+  /// they left for the next step; else it starts afresh from the durable state.
+  void jump(const engine::ManifestEntry& entry, PetscInt k, bool warm);
   /// Before a resumed first sweep goes on from its durable state at k: takes the interval
   /// before k again from its durable state and refuses (the killed run's files left as they
   /// are) a program that does not reach x_k, before this run makes anything durable.
@@ -101,6 +111,8 @@ class ResumableSolve {
   TsStepper& stepper_;
   StepLog& log_;
   PetscInt steps_ = 0, interval_ = 0;
+  bool adaptive_ = false;
+  PetscInt final_ = 0;  // adaptive: the step count, once known
   PetscInt resumed_at_ = -1;
   PetscInt checked_steps_ = 0;
   bool adjoint_layout_ = false;
@@ -109,6 +121,8 @@ class ResumableSolve {
   engine::Field integral_field_{};  // its layout
   std::vector<double> log_buffer_;  // the step log in a durable state
   std::int64_t log_offset_ = 0, log_global_ = 0;
+  std::vector<double> attempt_buffer_;  // adaptive: the attempts in a durable state
+  std::int64_t attempt_offset_ = 0, attempt_global_ = 0;
   std::vector<std::string> names_;  // the cost gradients' field names
   std::unique_ptr<engine::DurableLog> durable_;
 };

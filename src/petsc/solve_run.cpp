@@ -355,7 +355,7 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     s.recording->forward_step_done(stepnum - 1 - s.first, last);
   }
   if (durable_) {
-    if (last && stepnum != durable_->steps()) {
+    if (last && !durable_->adaptive() && stepnum != durable_->steps()) {
       throw Error(ErrorCode::InvalidArgument,
                   "-ts_trajectory_rewind_resume: the run ended at step " + std::to_string(stepnum) +
                       ", and its durable states were placed for the " +
@@ -364,9 +364,16 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
                       "there");
     }
     pause_for_test("forward", stepnum);
-    durable_->reached(stepnum);
-    if (!last && stepnum == durable_->interval_start(durable_->steps() - 1)) {
-      start_segment(stepnum);  // the last interval is recorded as the first sweep takes it
+    durable_->reached(stepnum, last);
+    // The last interval is recorded as the first sweep takes it; with adaptive steps, which one
+    // is last is known only at the end, so each interval is, and its recording dropped at the
+    // next boundary (the interval is taken again from its durable state in the reverse sweep).
+    if (!last && durable_->adaptive() && stepnum % durable_->interval() == 0) {
+      segments_.pop_back();
+      start_segment(stepnum);
+    } else if (!last && !durable_->adaptive() &&
+               stepnum == durable_->interval_start(durable_->steps() - 1)) {
+      start_segment(stepnum);
     }
   }
   const PetscInt events = detail::events_recorded(ts_);
@@ -474,7 +481,7 @@ bool SolveRun::finish() {
   complete_prepared();
   RunReport& r = carry_.report;
   if (durable_) {
-    const PetscInt n = durable_->steps(), last = durable_->interval_start(n - 1);
+    const PetscInt n = durable_->final_step(), last = durable_->interval_start(n - 1);
     total_.forward_steps +=
         std::max<PetscInt>(0, last - first_sweep_from_) + durable_->checked_steps();
     total_.steps = n - first_sweep_from_;
@@ -552,8 +559,9 @@ void SolveRun::start_resumable() {
                 "-ts_trajectory_rewind_resume: the runs of an ensemble are not resumable yet; run "
                 "without it");
   }
-  // The step count TS will take with a fixed step; none with an adaptive one (refused).
-  const PetscInt n = planned_steps(ts_);
+  // The step count TS will take with a fixed step; none with an adaptive one (learnt at the
+  // end: the durable states go every interval steps).
+  PetscInt n = planned_steps(ts_);
   if (o.steps > 0 && n > 0 && o.steps != n) {
     throw Error(ErrorCode::InvalidArgument, "-ts_trajectory_rewind_steps " +
                                                 std::to_string(o.steps) + " differs from the " +
@@ -579,13 +587,15 @@ void SolveRun::start_resumable() {
       first_sweep_from_ = at;
       REWIND_PETSC(PetscFPrintf(comm, PETSC_STDERR,
                                 "rewind: resuming a killed run's first sweep from its durable "
-                                "state at step %" PetscInt_FMT " of %" PetscInt_FMT
+                                "state at step %" PetscInt_FMT " of %s%" PetscInt_FMT
                                 " (steps %" PetscInt_FMT " to %" PetscInt_FMT
                                 " taken again first: they reached the killed run's state)\n",
-                                at, n, at - durable_->checked_steps(), at));
+                                at, durable_->adaptive() ? "at most " : "", durable_->steps(),
+                                at - durable_->checked_steps(), at));
       break;
     case ResumableSolve::From::Complete:
     case ResumableSolve::From::Reverse:
+      n = durable_->final_step();
       // TSSolve's loop does not run: the TS holds x_n, as the killed run's TSSolve left it.
       last_set_ = n;
       first_sweep_from_ = n;
@@ -600,11 +610,15 @@ void SolveRun::start_resumable() {
           adjoint_pending_ ? ", and TSAdjointSolve goes on from its durable adjoint state" : ""));
       return;
   }
-  if (last_set_ == durable_->interval_start(n - 1)) start_segment(last_set_);
+  if (durable_->adaptive() || last_set_ == durable_->interval_start(n - 1)) {
+    start_segment(last_set_);
+  }
 }
 
 PetscInt SolveRun::interval_steps(PetscInt first) const {
-  return std::min(durable_->interval(), durable_->steps() - first);
+  // With adaptive steps, an interval of the first sweep ends where the run does: unknown.
+  if (!forward_ended_ && durable_->adaptive()) return 0;
+  return std::min(durable_->interval(), durable_->final_step() - first);
 }
 
 void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
@@ -669,7 +683,7 @@ void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
   prepared_local_ = i - s.first;
   prepared_ = *j;
   ++reversed_;
-  pause_for_test("adjoint", durable_->steps() - stepnum);
+  pause_for_test("adjoint", durable_->final_step() - stepnum);
   const auto k = static_cast<std::size_t>(stepnum);
   detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
   REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));

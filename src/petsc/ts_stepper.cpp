@@ -13,6 +13,10 @@ using engine::Step;
 
 TsStepper::TsStepper(TS ts, StepLog& log, bool fsal) : ts_(ts), log_(log), fsal_(fsal) {}
 
+TsStepper::~TsStepper() {
+  VecDestroy(&integral_kept_);
+}
+
 Field vec_field(std::string_view name, Vec v, MPI_Comm comm) {
   PetscScalar* a = nullptr;
   PetscInt n = 0, lo = 0, hi = 0, N = 0;
@@ -176,7 +180,19 @@ void TsStepper::forward(Step local, const engine::StepContext&) {
   REWIND_PETSC(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));  // if the adapter is not wrapped
   if (fsal_ && restored_ && i > 0) rebuild_reused_stage(i);
   restored_ = false;
+  // A recomputed step leaves the quadrature's integral as the forward run left it: TSSolve adds
+  // a step's part after TSStep, but a rolled-back attempt (a size the adapter rejected)
+  // subtracts its part inside TSStep, so repeating one would change the integral.
+  TS quadrature = nullptr;
+  Vec integral = nullptr;
+  REWIND_PETSC(TSGetQuadratureTS(ts_, nullptr, &quadrature));
+  if (quadrature) REWIND_PETSC(TSGetSolution(quadrature, &integral));
+  if (integral) {
+    if (!integral_kept_) REWIND_PETSC(VecDuplicate(integral, &integral_kept_));
+    REWIND_PETSC(VecCopy(integral, integral_kept_));
+  }
   replay_step(ts_, attempts, log_.proposed[k + 1]);
+  if (integral) REWIND_PETSC(VecCopy(integral_kept_, integral));
   if (detail::reason(ts_) < 0) {
     throw Error(ErrorCode::Internal, "rewind: recomputing step " + std::to_string(i) + " failed (" +
                                          TSConvergedReasons[detail::reason(ts_)] + ")");

@@ -37,6 +37,9 @@ class TsStepper final : public engine::Stepper {
  public:
   /// `fsal`: a first-same-as-last Runge-Kutta method (its restart data also holds the last stage).
   TsStepper(TS ts, StepLog& log, bool fsal);
+  ~TsStepper() override;
+  TsStepper(const TsStepper&) = delete;
+  TsStepper& operator=(const TsStepper&) = delete;
 
   /// The TS step number of the recording's step 0 (a run in segments: each segment is a
   /// recording of its own, its steps counted from its first state).
@@ -63,6 +66,7 @@ class TsStepper final : public engine::Stepper {
   PetscInt first_ = 0;
   bool restored_ = false;        // a restart checkpoint was just loaded
   std::set<std::string> names_;  // stable storage for field names
+  Vec integral_kept_ = nullptr;  // the quadrature's integral, kept across a recomputed step
 };
 
 }  // namespace rwd::petsc

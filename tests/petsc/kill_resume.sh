@@ -7,6 +7,8 @@
 # durable redone), and that the directory is left empty. With "refusals", checks what a killed
 # run's files are not used for, and the settings a resumable run refuses.
 # Usage: kill_resume.sh (kills|refusals) WORKDIR RANKS STEPS INTERVAL LIB PROGRAM [args...]
+# STEPS is given as -ts_max_steps: the step count with a fixed step, the most steps with adaptive
+# ones (the run learns its count at the end; the kill points follow the count it took).
 set -euo pipefail
 mode=$1 work=$2 np=$3 steps=$4 interval=$5 lib=$6 exe=$7
 shift 7
@@ -76,8 +78,10 @@ baseline=$(results)
 run "${resumable[@]}" || fail "the resumable run failed: $(cat err.txt)"
 [ "$(results)" = "$baseline" ] || fail "resumable run, never killed: results differ from store-all"
 fresh_forward=$(view_field forward)
+# STEPS is -ts_max_steps; with adaptive steps the run may end before, at n steps, learnt here.
+steps=$(view_field steps)
 expect_empty
-echo "resumable run, never killed: bitwise store-all's, $fresh_forward forward steps"
+echo "resumable run, never killed: bitwise store-all's, $steps steps, $fresh_forward forward steps"
 last=$(( (steps - 1) / interval * interval ))  # the last interval's first step
 
 if [ "$mode" = kills ]; then
@@ -145,7 +149,9 @@ refused "-ts_trajectory_max_cps_disk 3 is too few" "${resumable[@]}" -ts_traject
   -ts_trajectory_rewind_resume_interval 0
 refused "makes [0-9]+ durable checkpoints over $steps steps" "${resumable[@]}" \
   -ts_trajectory_max_cps_disk 4
-refused "adapts its step size" "${resumable[@]}" -ts_adapt_type basic
+refused "the adapter 'dsp' remembers earlier steps" "${resumable[@]}" -ts_adapt_type dsp
+refused "give -ts_max_steps \(at most 10000000\)" "${resumable[@]}" -ts_adapt_type basic \
+  -ts_max_steps 20000000
 refused "interpolates its final state \(-ts_exact_final_time interpolate\)" "${resumable[@]}" \
   -ts_exact_final_time interpolate
 expect_empty
