@@ -124,6 +124,7 @@ struct DurableLog::Impl {
     text.resize(static_cast<std::size_t>(length));
     storage::mpi_check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm_),
                        "MPI_Bcast (resume manifest)");
+    killed_text_ = text;
     Manifest saved;
     // Every rank reads the same text; whatever it throws (out of memory too) is agreed.
     agree(comm_, capture([&] {
@@ -249,7 +250,14 @@ struct DurableLog::Impl {
                                std::to_string(rank_) + ": ";
       differs.emplace(
           ErrorCode::Corrupt,
-          what + (saved_any_
+          what + (saved_any_ && !killed_text_.empty()
+                      ? "this run's model is not the killed run's (a change the interval it "
+                        "checked first did not show), or the stepper does not take the same "
+                        "steps again from the same state, so what this run made durable is "
+                        "removed and the killed run's manifest is put back as it was: a run of "
+                        "the killed run's program resumes it, or " +
+                            removal_hint()
+                  : saved_any_
                       ? "the stepper does not take the same steps again from the same state (or "
                         "its model changed during the run), so what this run made durable "
                         "cannot be trusted: the manifest and the durable checkpoints are "
@@ -267,7 +275,16 @@ struct DurableLog::Impl {
       agreed = e;
     }
     if (!agreed) return;
-    if (saved_any_) finish();
+    if (saved_any_ && !killed_text_.empty()) {
+      // The killed run's files are as it left them (a run writes only to its own file): its
+      // manifest goes back, and this run's link goes.
+      agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
+              write_atomically(path_, killed_text_);
+              if (linked_) remove_links({link_});
+            }));
+    } else if (saved_any_) {
+      finish();
+    }
     throw *agreed;
   }
 
@@ -434,8 +451,9 @@ struct DurableLog::Impl {
   DurableTraffic io_;
   std::map<Key, std::int64_t> held_;  // bytes of what this run holds in its own file
   std::int64_t state_run_ = 0, adjoint_run_ = 0;
-  int lock_fd_ = -1;        // rank 0: the run's lock, held while it is live
-  bool saved_any_ = false;  // this run made a state or an adjoint state durable
+  int lock_fd_ = -1;         // rank 0: the run's lock, held while it is live
+  bool saved_any_ = false;   // this run made a state or an adjoint state durable
+  std::string killed_text_;  // the manifest of the killed run this run resumes, as it was
 };
 
 std::string resume_manifest_path(const std::string& directory, const std::string& label) {

@@ -3,6 +3,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <limits>
@@ -391,6 +392,53 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   return m;
 }
 
+namespace {
+
+// An identity's parts: its ';'-separated segments, each split further before every token that
+// looks like an option name ("-x ..."), so that two identities made of options can be told
+// apart by the options that differ.
+std::vector<std::string> identity_parts(const std::string& identity) {
+  std::vector<std::string> parts;
+  std::size_t at = 0;
+  while (at <= identity.size()) {
+    const std::size_t end = std::min(identity.find(';', at), identity.size());
+    std::string part;
+    std::size_t t = at;
+    while (t < end) {
+      const std::size_t stop = std::min(identity.find(' ', t), end);
+      const std::string token = identity.substr(t, stop - t);
+      const bool option = token.size() > 1 && token[0] == '-' &&
+                          !(token[1] >= '0' && token[1] <= '9') && token[1] != '.';
+      if (option && !part.empty()) {
+        parts.push_back(part);
+        part.clear();
+      }
+      if (!token.empty()) part += (part.empty() ? "" : " ") + token;
+      t = stop + 1;
+    }
+    if (!part.empty()) parts.push_back(part);
+    at = end + 1;
+  }
+  return parts;
+}
+
+// "'a', 'b'": the parts of `a` that `b` lacks (at most four named), or "nothing".
+std::string only_in(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::string out;
+  int shown = 0;
+  for (const std::string& p : a) {
+    if (std::find(b.begin(), b.end(), p) != b.end()) continue;
+    if (shown++ == 4) {
+      out += ", ...";
+      break;
+    }
+    out += (out.empty() ? "'" : ", '") + p + "'";
+  }
+  return out.empty() ? "nothing" : out;
+}
+
+}  // namespace
+
 std::vector<std::string> differences(const Manifest& saved, const Manifest& now) {
   std::vector<std::string> out;
   if (saved.label != now.label) {
@@ -398,10 +446,17 @@ std::vector<std::string> differences(const Manifest& saved, const Manifest& now)
                   "'");
   }
   if (saved.identity != now.identity) {
-    out.push_back(
-        "the identity (the program, its options and integrator in PETSc; "
-        "ResumeConfig::identity in C++) was '" +
-        saved.identity + "', is '" + now.identity + "'");
+    const std::string what =
+        "the identity (the program, its options and integrator in PETSc; ResumeConfig::identity "
+        "in C++) ";
+    const std::vector<std::string> a = identity_parts(saved.identity),
+                                   b = identity_parts(now.identity);
+    if (saved.identity.size() + now.identity.size() < 160 || a.size() < 2 || b.size() < 2) {
+      out.push_back(what + "was '" + saved.identity + "', is '" + now.identity + "'");
+    } else {
+      out.push_back(what + "differs: only the killed run's has " + only_in(a, b) +
+                    "; only this run's has " + only_in(b, a));
+    }
   }
   const auto number = [&](const char* what, std::int64_t a, std::int64_t b) {
     if (a != b) {

@@ -66,15 +66,20 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
                 "memory for other uses of the trajectory");
   }
   const Options& o = carry_.options;
-  if (detail::has_events(ts) && o.schedule != "auto") {
+  const bool adaptive = o.steps <= 0 && planned_steps(ts) == 0;
+  if ((detail::has_events(ts) || adaptive) && o.schedule != "auto") {
     for (const auto& e : schedule::ScheduleRegistry::instance().list()) {
       if (e.name == o.schedule && !e.online) {
         throw Error(ErrorCode::InvalidArgument,
                     "-ts_trajectory_rewind_schedule " + o.schedule +
-                        " needs the step count in advance, and this TS has an event handler: "
-                        "locating an event splits steps, and rewind starts a new segment at "
-                        "each event, so no step count is known before the run; choose an online "
-                        "schedule (online, dynamic) or auto");
+                        " needs the step count in advance, and " +
+                        (detail::has_events(ts)
+                             ? "this TS has an event handler: locating an event splits steps, "
+                               "and rewind starts a new segment at each event"
+                             : "this TS adapts its step size") +
+                        ", so no step count is known before the run; choose an online schedule "
+                        "(online, dynamic) or auto (or give the count: "
+                        "-ts_trajectory_rewind_steps)");
       }
     }
   }

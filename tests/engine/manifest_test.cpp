@@ -215,6 +215,29 @@ TEST(Manifest, AFinalStateIsKeptAfterTheStatesAndAtMostAtStepN) {
   EXPECT_NE(order.find("a state after the final state"), std::string::npos) << order;
 }
 
+// Long identities made of options (PETSc's) are compared by their options: the ones that
+// differ are named, not two long strings to compare by eye.
+TEST(Manifest, IdentitiesOfOptionsNameTheOptionsThatDiffer) {
+  Manifest a = sample(), b = sample();
+  const std::string common =
+      "program ex5adj 00ab12cd34ef5678; PETSc TS cn; -da_grid_x 128 "
+      "-da_grid_y 128 -ts_max_steps 300 -ts_trajectory_max_cps_disk 30";
+  a.identity = common + " -ts_rtol 1e-5 -ts_type cn";
+  b.identity = common + " -ts_rtol 1e-6 -ts_type cn";
+  std::string all;
+  for (const auto& s : differences(a, b)) all += s + "\n";
+  EXPECT_NE(all.find("differs: only the killed run's has '-ts_rtol 1e-5'; only this run's has "
+                     "'-ts_rtol 1e-6'"),
+            std::string::npos)
+      << all;
+  b.identity = common + " -ts_type cn";  // an option left out
+  all.clear();
+  for (const auto& s : differences(a, b)) all += s + "\n";
+  EXPECT_NE(all.find("only the killed run's has '-ts_rtol 1e-5'; only this run's has nothing"),
+            std::string::npos)
+      << all;
+}
+
 TEST(Manifest, DifferencesNameWhatChanged) {
   const Manifest a = sample();
   Manifest b = a;

@@ -146,6 +146,43 @@ TEST(Resume, AFailedRunIsResumedFromItsLastDurableAdjointState) {
   EXPECT_EQ(again_stats.resumed_at, -1);
 }
 
+// A resumed run whose model differs only where the interval it checked first does not show it:
+// it fails at a later replay check, after it made an adjoint state durable. What it made durable
+// goes; the killed run's manifest is put back as it was, and the right program resumes it.
+TEST(Resume, AResumeThatFailsLaterPutsTheKilledRunsManifestBack) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const auto [reference, ref_stats] = adjoint(l96, storeall_config());
+  EngineConfig c = fresh_resumable("putback", 2, 5);
+  FailsOnce failing(l96, 12);
+  error_of(failing, c);  // leaves x_0, x_5, x_10 and the adjoint at 15
+  std::string killed;
+  {
+    std::ifstream in(manifest_of(c));
+    killed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_FALSE(killed.empty());
+  c.resume.resume = true;
+  ChangesOnReplay changing(l96, 7);  // [10, 15) is the same, [5, 10) is not
+  l96.reset(0.0);
+  const std::string what = error_of(changing, c);
+  EXPECT_TRUE(
+      all_ranks(what.find("the state recomputed at step 10 differs") != std::string::npos &&
+                what.find("the killed run's manifest is put back as it was") != std::string::npos))
+      << what;
+  std::string now;
+  {
+    std::ifstream in(manifest_of(c));
+    now.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_EQ(now, killed);
+  l96.reset(0.0);
+  const auto [gradient, stats] = adjoint(l96, c);
+  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
+  EXPECT_EQ(stats.resumed_at, 15);
+  EXPECT_EQ(rewind_files(c.store.directory), 0);
+}
+
 // The usual shape of a program that reports an error and goes on: the Engine outlives the
 // exception, so its stores close normally instead of while unwinding. The durable states must
 // survive that close (the store's file has a second name, which closing must not empty).

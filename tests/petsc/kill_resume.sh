@@ -164,7 +164,7 @@ grep -q "this run does not resume it (-ts_trajectory_rewind_resume), starts at x
   fail "a plain run did not say it leaves the killed run alone: $(cat err.txt)"
 [ -e ckpt/rewind-ts.resume ] || fail "a plain run removed the killed run's manifest"
 # Another problem: other options, another rank count.
-refused "was written for another problem, so it is not resumed: the identity .*-ts_rtol 1e-4" \
+refused "was written for another problem, so it is not resumed: the identity .*differs: only the killed run's has nothing; only this run's has '-ts_rtol 1e-4'" \
   "${resumable[@]}" -ts_rtol 1e-4
 refused "the rank count was $np, is $((np + 1))" -n $((np + 1)) "${resumable[@]}"
 # Another program with the same name and options: its executable differs (a copy with bytes
@@ -172,7 +172,8 @@ refused "the rank count was $np, is $((np + 1))" -n $((np + 1)) "${resumable[@]}
 name=$(basename "$exe")
 mkdir -p other && cp "$exe" other/ && printf 'another build' >>"other/$name"
 real_exe=$exe exe=$work/other/$name
-refused "the identity .*was 'program $name [0-9a-f]+; .*is 'program $name [0-9a-f]+; " "${resumable[@]}"
+refused "the identity .*differs: only the killed run's has 'program $name [0-9a-f]+'; only this run's has 'program $name [0-9a-f]+'$" \
+  "${resumable[@]}"
 exe=$real_exe
 rm -rf other
 # A live run with the same directory: a second job is refused, the first goes on.
