@@ -512,6 +512,8 @@ bool SolveRun::finish() {
   r.thinned = thinned_;
   r.verify = carry_.options.verify == PETSC_TRUE;
   r.resume_interval = durable_ ? durable_->interval() : 0;
+  r.resume_bound = durable_ && durable_->adaptive() ? durable_->steps() : 0;
+  r.resume_steps = durable_ ? durable_->final_step() : 0;
   if (engine::Stores* stores = carry_.stores.get()) {
     storage::Store* disk = stores->disk_if_open();
     if (segments_.size() > 1 && !carry_.shared_stores) {

@@ -51,6 +51,8 @@ struct RunReport {
   bool verify = false;           ///< recomputed states were checked
   std::string io_mode;           ///< how disk checkpoints moved, and why
   PetscInt resume_interval = 0;  ///< a resumable run's steps between durable states (0: not one)
+  PetscInt resume_bound = 0;     ///< with adaptive steps, the -ts_max_steps it is sized by
+  PetscInt resume_steps = 0;     ///< ... and the steps the run took
 };
 
 /// What a trajectory keeps from one solve to the next.

@@ -102,6 +102,18 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
         "    resumable: a durable state every %lld steps and the adjoint at each (docs/resume.md, "
         "\"PETSc\"); %s\n",
         (long long)r.resume_interval, from.c_str()));
+    if (r.resume_bound > 0) {
+      // The interval was sized for -ts_max_steps; a run much shorter has few durable states.
+      PetscCall(PetscViewerASCIIPrintf(
+          viewer,
+          "    adaptive steps: the interval is sized by -ts_max_steps %lld; this run took %lld "
+          "steps%s\n",
+          (long long)r.resume_bound, (long long)r.resume_steps,
+          r.resume_bound > 4 * r.resume_steps
+              ? " (give -ts_trajectory_rewind_resume_interval, or a tighter -ts_max_steps, for "
+                "more durable states)"
+              : ""));
+    }
   } else if (r.segments > 1) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
