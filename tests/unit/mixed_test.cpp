@@ -18,6 +18,7 @@ namespace {
 
 using testing::PassedCheckpointsFreed;
 using testing::ram_budget;
+using testing::two_level_budget;
 
 // Maddison's recursion, written independently: T[s][n] = least forward steps to reverse n steps
 // from an unstored state with s slots that hold a restart state or one step's pullback data.
@@ -113,16 +114,6 @@ TEST(Mixed, StoresAdjointDataInRam) {
 
 // disk-mixed ---------------------------------------------------------------------------------
 
-ScheduleParams two_level(Step n, std::int64_t ram, std::int64_t disk, double wd, double rd) {
-  ScheduleParams p;
-  p.steps = n;
-  p.ram = ram;
-  p.disk = disk;
-  p.write_cost = wd;
-  p.read_cost = rd;
-  return p;
-}
-
 // The least cost of periodic disk checkpoints with mixed in RAM, from the independent
 // recursion: every period that fits the disk slots is tried.
 double least_periodic_mixed(const MixedDp& dp, Step n, int S, std::int64_t D, double wd,
@@ -148,7 +139,7 @@ TEST(DiskMixed, ReplayIsTheBestPeriodOfTheIndependentRecursionAndBeatsItsParts) 
     for (int S : {0, 1, 2, 4, 9}) {
       for (std::int64_t D : {std::int64_t{0}, std::int64_t{2}, std::int64_t{6}, kUnlimited}) {
         for (Step n = 1; n <= 130; n += (n < 30 ? 1 : 9)) {
-          const auto p = two_level(n, S, D, wd, rd);
+          const auto p = two_level_budget(n, S, D, wd, rd);
           const double expected = least_periodic_mixed(dp, n, S, D, wd, rd);
           std::unique_ptr<Schedule> s;
           try {
@@ -186,7 +177,7 @@ TEST(DiskMixed, ReplayIsTheBestPeriodOfTheIndependentRecursionAndBeatsItsParts) 
 // Hand-checked: 10 RAM slots hold every step's stages of a 10-step interval, so each of the 29
 // intervals before the last costs its first-sweep step, a write, a read and one recording run.
 TEST(DiskMixed, ReferencePointAndPeriod) {
-  auto p = two_level(300, 10, 30, 1, 1);
+  auto p = two_level_budget(300, 10, 30, 1, 1);
   EXPECT_EQ(disk_mixed_period(p), 10);
   const SimulationResult r = simulate(*make_schedule("disk-mixed", p), p);
   EXPECT_EQ(r.fwd_total, 590);
@@ -199,9 +190,9 @@ TEST(DiskMixed, ReferencePointAndPeriod) {
   EXPECT_EQ(r20.disk.writes, 14);
   p.period = 5;  // needs 59 disk slots
   EXPECT_THROW(make_schedule("disk-mixed", p), Error);
-  EXPECT_THROW(make_schedule("disk-mixed", two_level(10, 0, 3, 1, 1)), Error);
-  EXPECT_NO_THROW(make_schedule("disk-mixed", two_level(10, 0, 9, 1, 1)));
-  EXPECT_THROW(make_schedule("disk-mixed", two_level(0, 2, 3, 1, 1)), Error);
+  EXPECT_THROW(make_schedule("disk-mixed", two_level_budget(10, 0, 3, 1, 1)), Error);
+  EXPECT_NO_THROW(make_schedule("disk-mixed", two_level_budget(10, 0, 9, 1, 1)));
+  EXPECT_THROW(make_schedule("disk-mixed", two_level_budget(0, 2, 3, 1, 1)), Error);
 }
 
 }  // namespace

@@ -39,6 +39,15 @@ inline ScheduleParams ram_budget(Step n, std::int64_t s) {
   return p;
 }
 
+inline ScheduleParams two_level_budget(Step n, std::int64_t ram, std::int64_t disk, double wd,
+                                       double rd) {
+  ScheduleParams p = ram_budget(n, ram);
+  p.disk = disk;
+  p.write_cost = wd;
+  p.read_cost = rd;
+  return p;
+}
+
 /// The least replayed cost of every registered schedule that accepts `p` (what `auto` must find).
 /// A schedule refusing the budget must say so with InvalidArgument; any other error propagates.
 inline double least_registered_cost(const ScheduleParams& p) {

@@ -26,13 +26,7 @@ using testing::PassedCheckpointsFreed;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 ScheduleParams budget(Step n, std::int64_t ram, std::int64_t disk, double wd, double rd) {
-  ScheduleParams p;
-  p.steps = n;
-  p.ram = ram;
-  p.disk = disk;
-  p.write_cost = wd;
-  p.read_cost = rd;
-  return p;
+  return testing::two_level_budget(n, ram, disk, wd, rd);
 }
 
 // Independent exhaustive dynamic programme for two levels, more general than the schedule's
