@@ -2,8 +2,6 @@
 #include <string>
 
 #include "private_access.hpp"
-#include "rewind/schedule/mixed.hpp"
-#include "rewind/schedule/twolevel.hpp"
 #include "run_config.hpp"
 #include "trajectory_state.hpp"
 
@@ -48,18 +46,9 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
   }
-  if ((r.plan.schedule == "disk-mixed" || r.plan.schedule == "disk-revolve") && p.steps > 0) {
-    std::int64_t period = 0;
-    try {
-      period = r.plan.schedule == "disk-mixed" ? schedule::disk_mixed_period(p)
-                                               : schedule::disk_revolve_period(p);
-    } catch (const std::exception&) {
-      period = 0;  // the view says nothing it cannot work out
-    }
-    if (period > 0) {
-      PetscCall(PetscViewerASCIIPrintf(viewer, "    a disk checkpoint every %lld steps\n",
-                                       (long long)period));
-    }
+  if ((r.plan.schedule == "disk-mixed" || r.plan.schedule == "disk-revolve") && p.period > 0) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "    a disk checkpoint every %lld steps\n",
+                                     (long long)p.period));
   }
   if (!r.finished) {
     if (t.run && t.run->adjoint_steps_done() > 0) {

@@ -5,6 +5,7 @@
 // (stages), whichever saves more. With RAM for an interval's pullback data, every step is taken
 // twice at most, where a restart-only schedule takes it three times or more.
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -48,8 +49,8 @@ double cost_with(const std::vector<double>& m, Step n, std::int64_t P, double wd
          m[static_cast<std::size_t>(last)];
 }
 
+// The cheapest period within the disk slots (p.period not given).
 std::int64_t best_period(const ScheduleParams& p, const std::vector<double>& m) {
-  if (p.period != 0) return std::min<std::int64_t>(p.period, p.steps);
   const Step n = p.steps;
   std::int64_t best = 0;
   double best_cost = kInf;
@@ -70,10 +71,14 @@ std::int64_t best_period(const ScheduleParams& p, const std::vector<double>& m) 
 
 class DiskMixedSchedule final : public Schedule {
  public:
+  // The table is built once: the period is chosen from its costs, and its choices drive the
+  // stream.
   explicit DiskMixedSchedule(const ScheduleParams& p)
       : Schedule(p),
-        period_(disk_mixed_period(p)),
-        table_(p.ram >= 1 ? p.steps : 1, p.ram >= 1 ? p.ram : 0),
+        table_((check_params(p), p.ram >= 1 ? p.steps : 1), p.ram >= 1 ? p.ram : 0),
+        period_(p.period != 0
+                    ? std::min<std::int64_t>(p.period, p.steps)
+                    : best_period(p, p.ram >= 1 ? table_.costs() : segment_costs(p.steps, 0))),
         stream_(table_) {
     const Step n = p.steps;
     const std::int64_t q = (n + period_ - 1) / period_;
@@ -91,11 +96,12 @@ class DiskMixedSchedule final : public Schedule {
   }
 
   std::string name() const override { return "disk-mixed"; }
+  std::int64_t period() const override { return period_; }
 
   std::optional<Action> next() override {
     if (!pending_.empty()) {
       Action a = pending_.front();
-      pending_.erase(pending_.begin());
+      pending_.pop_front();
       return a;
     }
     if (auto a = stream_.next()) return a;
@@ -105,10 +111,10 @@ class DiskMixedSchedule final : public Schedule {
   }
 
  private:
-  std::int64_t period_;
   detail::MixedTable table_;
+  std::int64_t period_;
   detail::MixedStream stream_;
-  std::vector<Action> pending_;  // the first sweep's disk intervals
+  std::deque<Action> pending_;  // the first sweep's disk intervals
   bool ended_ = false;
 };
 

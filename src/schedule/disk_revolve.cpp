@@ -166,6 +166,7 @@ class DiskRevolveSchedule final : public Schedule {
   }
 
   std::string name() const override { return "disk-revolve"; }
+  std::int64_t period() const override { return period_; }
   bool online() const override { return online_; }
 
   void finalize(Step n) override {

@@ -108,6 +108,8 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
     auto schedule = create(name, p);
     out.name = schedule->name();
     out.params = p;
+    // The period it chose: the parameters then say all the schedule does.
+    if (const std::int64_t k = schedule->period(); k > 0) out.params.period = k;
     out.cost = simulate(*schedule, p, [&](const Action& a) {
                  if (const auto* f = std::get_if<Forward>(&a)) {
                    out.stores_pullback =

@@ -30,8 +30,8 @@ struct ScheduleInfo {
   bool restart_only = false;
 };
 
-/// A schedule priced for a budget: the parameters it runs with and the cost the simulator
-/// counted when it was replayed with them.
+/// A schedule priced for a budget: the parameters it runs with (the period it chose included,
+/// Schedule::period()) and the cost the simulator counted when it was replayed with them.
 struct PricedSchedule {
   std::string name;
   ScheduleParams params;

@@ -78,6 +78,11 @@ class Schedule {
   /// one. When it equals the replayed cost, the schedule is optimal in that model.
   virtual std::optional<double> lower_bound() const { return std::nullopt; }
 
+  /// The interval of the disk checkpoints it runs with, for a schedule that places them
+  /// periodically (`disk-revolve`, `disk-mixed`), whether given (ScheduleParams::period) or
+  /// chosen; 0 for the others. A priced schedule's parameters carry it (ScheduleRegistry::price).
+  virtual std::int64_t period() const { return 0; }
+
   /// Engines call this as the first forward sweep runs: once with i = -1 before the first step
   /// (`bytes`: size of x_0), then after each first-sweep step i: it took `cost` (in any unit,
   /// the same for every step) and the state it produced, x_{i+1}, takes `bytes`. Schedules that
