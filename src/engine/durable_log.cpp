@@ -240,7 +240,7 @@ struct DurableLog::Impl {
   // An interval taken again in the reverse sweep must reach the state the first sweep reached
   // there: a stepper that is not deterministic is stopped on every rank, naming the step and the
   // field, rather than giving a wrong gradient. What this run made durable may be as wrong as
-  // the state it could not reach again, so nothing is left for a later run to resume.
+  // the state it could not reach again, so it goes (a resumed run's killed run stays).
   void check_replay(Step step, const std::vector<Field>& fields) {
     if (!settings_.verify) return;
     std::optional<Error> differs;

@@ -474,7 +474,9 @@ void ResumableSolve::check_program(PetscInt k) {
   const PetscInt a = k - interval_;
   load_state(a);
   stepper_.set_first(a);
-  for (PetscInt i = 0; i < k - a; ++i) stepper_.forward(i, engine::StepContext{});
+  for (PetscInt i = 0; i < k - a; ++i) {
+    stepper_.forward(i, engine::StepContext{.record = false, .recompute = true});
+  }
   durable_->check_resume_point(a, k, stepper_.state());
   checked_steps_ = k - a;
 }

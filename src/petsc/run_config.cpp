@@ -9,9 +9,7 @@
 
 namespace rwd::petsc {
 
-namespace {
-
-bool adaptive(TS ts) {
+bool adapts_step_size(TS ts) {
   TSAdapt adapt = nullptr;
   REWIND_PETSC(TSGetAdapt(ts, &adapt));
   PetscBool none = PETSC_FALSE;
@@ -19,10 +17,8 @@ bool adaptive(TS ts) {
   return !none;
 }
 
-}  // namespace
-
 PetscInt planned_steps(TS ts) {
-  if (adaptive(ts)) return 0;
+  if (adapts_step_size(ts)) return 0;
   const detail::Clock c = detail::clock(ts);
   PetscReal t = c.time, dt = detail::proposed_step(ts);
   PetscInt k = c.steps;

@@ -17,6 +17,9 @@ namespace rwd::petsc {
 /// A RAM budget that is no budget: "store everything" when the step count is unknown.
 inline constexpr std::int64_t kUnlimitedRam = std::int64_t{1} << 40;
 
+/// The TS's adapter chooses the step sizes (any adapter but "none").
+bool adapts_step_size(TS ts);
+
 /// The number of steps TSSolve will take from here with a fixed step (adapter "none"),
 /// replaying its arithmetic; 0 with an adaptive step (the count is learnt at the end).
 PetscInt planned_steps(TS ts);

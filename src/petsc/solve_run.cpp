@@ -66,7 +66,7 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
                 "memory for other uses of the trajectory");
   }
   const Options& o = carry_.options;
-  const bool adaptive = o.steps <= 0 && planned_steps(ts) == 0;
+  const bool adaptive = o.steps <= 0 && adapts_step_size(ts);
   if ((detail::has_events(ts) || adaptive) && o.schedule != "auto") {
     for (const auto& e : schedule::ScheduleRegistry::instance().list()) {
       if (e.name == o.schedule && !e.online) {

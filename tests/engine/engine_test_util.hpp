@@ -68,6 +68,12 @@ inline int world_rank() {
   return rank;
 }
 
+inline int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
 /// True on every rank if `ok` holds on every rank.
 inline bool all_ranks(bool ok) {
   int mine = ok ? 1 : 0, all = 0;

@@ -42,6 +42,12 @@ std::string manifest_of(const EngineConfig& c) {
   return (fs::path(c.store.directory) / "rewind-resume_test.resume").string();  // label sanitised
 }
 
+// The manifest's text as it is on disk ("" if there is none).
+std::string manifest_text(const EngineConfig& c) {
+  std::ifstream in(manifest_of(c));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 // What a run from x_0 throws (an rwd::Error, or the stepper's own exception), or "".
 std::string error_of(TestStepper& s, const EngineConfig& c) {
   try {
@@ -70,17 +76,38 @@ class FailsOnce final : public ForwardingStepper {
   Step at_;
 };
 
-// Takes a different step the second time it takes step `at` (a model changed behind rewind).
-class ChangesOnReplay final : public ForwardingStepper {
+// Throws at first-sweep step `at` on every rank, once (a run killed in its first sweep).
+class FailsForwardOnce final : public ForwardingStepper {
  public:
-  ChangesOnReplay(TestStepper& inner, Step at) : ForwardingStepper(inner), at_(at) {}
+  FailsForwardOnce(TestStepper& inner, Step at) : ForwardingStepper(inner), at_(at) {}
   void forward(Step i, const StepContext& c) override {
+    if (i == at_ && !c.recompute) {
+      at_ = -1;
+      throw std::runtime_error("the solver diverged");
+    }
     inner_.forward(i, c);
-    if (i == at_ && c.recompute) inner_.state()[0].data[0] += 1e-12;
   }
 
  private:
   Step at_;
+};
+
+// Takes a different step the second time it takes step `at` (a model changed behind rewind), on
+// every rank, or on rank `rank` only.
+class ChangesOnReplay final : public ForwardingStepper {
+ public:
+  ChangesOnReplay(TestStepper& inner, Step at, int rank = -1)
+      : ForwardingStepper(inner), at_(at), rank_(rank) {}
+  void forward(Step i, const StepContext& c) override {
+    inner_.forward(i, c);
+    if (i == at_ && c.recompute && (rank_ < 0 || rank_ == world_rank())) {
+      inner_.state()[0].data[0] += 1e-12;
+    }
+  }
+
+ private:
+  Step at_;
+  int rank_;
 };
 
 TEST(Resume, ResumableRunsAreBitwiseStoreAllAndLeaveNothing) {
@@ -118,8 +145,7 @@ TEST(Resume, AFailedRunIsResumedFromItsLastDurableAdjointState) {
   EXPECT_NE(what.find("the adjoint solver diverged"), std::string::npos) << what;
   // What it made durable stays, listed in its manifest: x_0, x_5, x_10 and the adjoint at 15.
   ASSERT_TRUE(all_ranks(fs::exists(manifest_of(c))));
-  std::ifstream in(manifest_of(c));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = manifest_text(c);
   const engine::Manifest m = engine::parse_manifest(text, manifest_of(c));
   ASSERT_EQ(m.states.size(), 3u);
   EXPECT_EQ(m.states.back().step, 10);
@@ -156,30 +182,49 @@ TEST(Resume, AResumeThatFailsLaterPutsTheKilledRunsManifestBack) {
   EngineConfig c = fresh_resumable("putback", 2, 5);
   FailsOnce failing(l96, 12);
   error_of(failing, c);  // leaves x_0, x_5, x_10 and the adjoint at 15
-  std::string killed;
-  {
-    std::ifstream in(manifest_of(c));
-    killed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string killed = manifest_text(c);
   ASSERT_FALSE(killed.empty());
   c.resume.resume = true;
-  ChangesOnReplay changing(l96, 7);  // [10, 15) is the same, [5, 10) is not
+  // [10, 15) is the same, [5, 10) is not, and on the last rank only: every rank must stop.
+  ChangesOnReplay changing(l96, 7, world_size() - 1);
   l96.reset(0.0);
   const std::string what = error_of(changing, c);
   EXPECT_TRUE(
       all_ranks(what.find("the state recomputed at step 10 differs") != std::string::npos &&
                 what.find("the killed run's manifest is put back as it was") != std::string::npos))
       << what;
-  std::string now;
-  {
-    std::ifstream in(manifest_of(c));
-    now.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  EXPECT_EQ(now, killed);
+  EXPECT_EQ(manifest_text(c), killed);
   l96.reset(0.0);
   const auto [gradient, stats] = adjoint(l96, c);
   EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
   EXPECT_EQ(stats.resumed_at, 15);
+  EXPECT_EQ(rewind_files(c.store.directory), 0);
+}
+
+// Killed in its first sweep and resumed by a program whose model differs on one rank only: the
+// interval before the durable state it would go on from, taken again first, does not reach it
+// there, and every rank is refused before anything is made durable; the right program resumes.
+TEST(Resume, AResumedFirstSweepChecksTheProgramFirstOnEveryRank) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  const auto [reference, ref_stats] = adjoint(l96, storeall_config());
+  EngineConfig c = fresh_resumable("check", 2, 5);
+  FailsForwardOnce killed(l96, 12);
+  const std::string why = error_of(killed, c);  // leaves x_0, x_5 and x_10
+  ASSERT_NE(why.find("the solver diverged"), std::string::npos) << why;
+  const std::string text = manifest_text(c);
+  ASSERT_EQ(engine::parse_manifest(text, manifest_of(c)).states.back().step, 10);
+  c.resume.resume = true;
+  ChangesOnReplay other(l96, 7, world_size() - 1);
+  const std::string what = error_of(other, c);
+  EXPECT_TRUE(all_ranks(what.find("this run took the killed run's steps 5 to 10 again from its "
+                                  "durable state and reached another state") != std::string::npos))
+      << what;
+  EXPECT_EQ(manifest_text(c), text);
+  l96.reset(0.0);
+  const auto [gradient, stats] = adjoint(l96, c);
+  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
+  EXPECT_EQ(stats.resumed_at, 10);
   EXPECT_EQ(rewind_files(c.store.directory), 0);
 }
 

@@ -70,9 +70,10 @@ class DurableLog {
   /// The durable state at `step`.
   const ManifestEntry& state_at(Step step) const;
   /// With `verify`: `fields` (a state reached again at `step`) must have the checksums the
-  /// durable state there had; else the manifest and every durable checkpoint are removed (what
-  /// this run made durable cannot be trusted) and Error(Corrupt) is thrown on every rank naming
-  /// the field. Collective.
+  /// durable state there had; else Error(Corrupt) is thrown on every rank naming the field, and
+  /// what this run made durable, which cannot be trusted, goes: a resumed run puts the killed
+  /// run's manifest back as it was, a fresh one removes its manifest and checkpoints (a run that
+  /// made nothing durable leaves everything as it was). Collective.
   void check_replay(Step step, const std::vector<Field>& fields);
   /// With `verify`: a resumed run took the steps `from`..`step` before its durable state at
   /// `step` again, from the durable state at `from`, before making anything durable; `fields`
