@@ -33,7 +33,7 @@ void check_params(const ScheduleParams& p) {
 
 // M(L, ram) for L = 0..n: mixed's table, or, without RAM slots, single steps only.
 std::vector<double> segment_costs(Step n, std::int64_t ram) {
-  if (ram >= 1) return detail::MixedTable(n, ram).costs();
+  if (ram >= 1) return detail::shared_mixed_table(n, ram)->costs();
   std::vector<double> c(static_cast<std::size_t>(n) + 1, kInf);
   c[1] = 1.0;
   return c;
@@ -75,11 +75,12 @@ class DiskMixedSchedule final : public Schedule {
   // stream.
   explicit DiskMixedSchedule(const ScheduleParams& p)
       : Schedule(p),
-        table_((check_params(p), p.ram >= 1 ? p.steps : 1), p.ram >= 1 ? p.ram : 0),
+        table_(detail::shared_mixed_table((check_params(p), p.ram >= 1 ? p.steps : 1),
+                                          p.ram >= 1 ? p.ram : 0)),
         period_(p.period != 0
                     ? std::min<std::int64_t>(p.period, p.steps)
-                    : best_period(p, p.ram >= 1 ? table_.costs() : segment_costs(p.steps, 0))),
-        stream_(table_) {
+                    : best_period(p, p.ram >= 1 ? table_->costs() : segment_costs(p.steps, 0))),
+        stream_(*table_) {
     const Step n = p.steps;
     const std::int64_t q = (n + period_ - 1) / period_;
     require(p.disk == kUnlimited || q - 1 <= p.disk,
@@ -111,7 +112,7 @@ class DiskMixedSchedule final : public Schedule {
   }
 
  private:
-  detail::MixedTable table_;
+  std::shared_ptr<const detail::MixedTable> table_;
   std::int64_t period_;
   detail::MixedStream stream_;
   std::deque<Action> pending_;  // the first sweep's disk intervals

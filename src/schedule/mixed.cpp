@@ -27,14 +27,15 @@ class MixedSchedule final : public Schedule {
  public:
   explicit MixedSchedule(const ScheduleParams& p)
       : Schedule(p),
-        table_((detail::check_offline_params("mixed", p, 0), p.steps), p.ram),
-        stream_(table_) {
+        table_(detail::shared_mixed_table((detail::check_offline_params("mixed", p, 0), p.steps),
+                                          p.ram)),
+        stream_(*table_) {
     stream_.push_segment(0, p.steps, p.ram);
   }
 
   std::string name() const override { return "mixed"; }
 
-  std::optional<double> lower_bound() const override { return table_.lower_bound(); }
+  std::optional<double> lower_bound() const override { return table_->lower_bound(); }
 
   std::optional<Action> next() override {
     if (auto a = stream_.next()) return a;
@@ -44,7 +45,7 @@ class MixedSchedule final : public Schedule {
   }
 
  private:
-  detail::MixedTable table_;
+  std::shared_ptr<const detail::MixedTable> table_;
   detail::MixedStream stream_;
   bool ended_ = false;
 };
@@ -52,8 +53,8 @@ class MixedSchedule final : public Schedule {
 }  // namespace
 
 MixedPlan plan_mixed(Step steps, std::int64_t slots) {
-  const detail::MixedTable t(steps, slots);
-  return {t.cost(), t.lower_bound(), t.exact()};
+  const auto t = detail::shared_mixed_table(steps, slots);
+  return {t->cost(), t->lower_bound(), t->exact()};
 }
 
 namespace detail {

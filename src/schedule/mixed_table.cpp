@@ -10,6 +10,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -34,6 +36,26 @@ MixedTable::MixedTable(Step n, std::int64_t slots) : n_(n), s_(std::min<std::int
                                                 " steps and " + std::to_string(slots) +
                                                 " slots is too large; use revolve or twolevel");
   build();
+}
+
+std::shared_ptr<const MixedTable> shared_mixed_table(Step n, std::int64_t slots) {
+  // Tables up to this many choice entries (4 MiB) stay built after their last holder goes.
+  constexpr std::int64_t kKeepCells = std::int64_t{1} << 20;
+  static std::mutex mutex;
+  static std::map<std::pair<Step, std::int64_t>, std::weak_ptr<const MixedTable>> built;
+  static std::shared_ptr<const MixedTable> last;
+  const std::pair<Step, std::int64_t> key{n, std::max<std::int64_t>(std::min(slots, n), 0)};
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto table = built[key].lock();
+  if (!table) {
+    table = std::make_shared<const MixedTable>(n, slots);
+    built[key] = table;
+  }
+  for (auto it = built.begin(); it != built.end();) {
+    it = it->second.expired() ? built.erase(it) : std::next(it);
+  }
+  last = (key.second + 1) * (n + 1) <= kKeepCells ? table : nullptr;
+  return table;
 }
 
 void MixedTable::build() {

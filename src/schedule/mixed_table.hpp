@@ -3,6 +3,7 @@
 // and the action stream of mixed segments, shared by mixed and disk-mixed.
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -47,6 +48,13 @@ class MixedTable {
   std::vector<double> costs_;
   std::vector<std::vector<std::uint32_t>> choice_;
 };
+
+// The table for (n, slots), built once and shared while anything holds it: pricing a schedule,
+// creating it and replaying it for statistics ask for the same table, and so do the parked runs
+// of one rank with the same budget and step count. The last table asked for stays built even
+// when nothing holds it (pricing drops it just before creating the schedule asks for it again),
+// unless it is larger than a few MiB. Thread-safe. Throws as the constructor.
+std::shared_ptr<const MixedTable> shared_mixed_table(Step n, std::int64_t slots);
 
 // The actions of mixed segments pushed onto it, last pushed first. EndForward comes before the
 // first Reverse (the first sweep ends in the first segment reversed); nullopt once every pushed

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <thread>
 #include <vector>
 
+#include "mixed_table.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/binomial.hpp"
 #include "rewind/schedule/mixed.hpp"
@@ -193,6 +196,44 @@ TEST(DiskMixed, ReferencePointAndPeriod) {
   EXPECT_THROW(make_schedule("disk-mixed", two_level_budget(10, 0, 3, 1, 1)), Error);
   EXPECT_NO_THROW(make_schedule("disk-mixed", two_level_budget(10, 0, 9, 1, 1)));
   EXPECT_THROW(make_schedule("disk-mixed", two_level_budget(0, 2, 3, 1, 1)), Error);
+}
+
+// Pricing, creating and replaying a schedule ask for the same table; it is built once and
+// shared, and a large one is not kept once nothing holds it.
+TEST(MixedTable, SharedWhileHeldAndReleasedWhenLarge) {
+  const auto a = detail::shared_mixed_table(300, 10);
+  EXPECT_EQ(a, detail::shared_mixed_table(300, 10));
+  EXPECT_EQ(detail::shared_mixed_table(7, 7), detail::shared_mixed_table(7, 20));  // s = min(s, n)
+  const auto b = detail::shared_mixed_table(300, 9);
+  EXPECT_NE(a, b);
+  EXPECT_NE(a->cost(), b->cost());
+
+  // The last small table asked for stays built for the next asker, and only that one.
+  std::weak_ptr<const detail::MixedTable> older = detail::shared_mixed_table(301, 9);
+  EXPECT_FALSE(older.expired());
+  const std::weak_ptr<const detail::MixedTable> held = a;
+  EXPECT_EQ(detail::shared_mixed_table(300, 9), b);  // b is still held here
+  EXPECT_TRUE(older.expired());                      // nothing holds it and it is not last
+  EXPECT_FALSE(held.expired());
+
+  // A table above 2^20 entries is gone with its last holder.
+  std::weak_ptr<const detail::MixedTable> large = detail::shared_mixed_table(200'000, 6);
+  EXPECT_TRUE(large.expired());
+
+  // Threads asking at once get one table, equal to one built alone.
+  std::shared_ptr<const detail::MixedTable> t1, t2;
+  std::thread x([&] { t1 = detail::shared_mixed_table(500, 4); });
+  std::thread y([&] { t2 = detail::shared_mixed_table(500, 4); });
+  x.join();
+  y.join();
+  EXPECT_EQ(t1, t2);
+  EXPECT_EQ(t1->cost(), detail::MixedTable(500, 4).cost());
+
+  // Schedules made from one shared table stream the same actions and cost.
+  const auto params = ram_budget(300, 10);
+  const auto first = simulate(*make_schedule("mixed", params), params);
+  EXPECT_EQ(first.fwd_total, simulate(*make_schedule("mixed", params), params).fwd_total);
+  EXPECT_EQ(static_cast<double>(first.fwd_total), a->cost());
 }
 
 }  // namespace
