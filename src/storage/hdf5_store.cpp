@@ -31,24 +31,26 @@
 #endif
 
 // How the bytes move. HDF5 and MPI are called only on the thread that calls the store: file
-// creation, groups, datasets, attributes, H5Ldelete, flush and close, and every agreement. The
-// bytes of each rank's block go with POSIX pwrite/pread on the store's own O_RDWR descriptor of
-// the same file, at H5Dget_offset(dataset) + 8 * offset, either on the calling thread
+// creation, slabs (groups, datasets, attributes), seals, flush and close, and every agreement.
+// The bytes of each rank's block go with POSIX pwrite/pread on the store's own O_RDWR descriptor
+// of the same file, at H5Dget_offset(dataset) + 8 * (slot * global_size + offset), either on the
+// calling thread
 // (async_io off) or as jobs on the process's one I/O thread (detail::IoThread), which never
 // calls HDF5 or MPI. So no two threads are ever inside HDF5 (whose Debian build is not
 // thread-safe) and the I/O thread needs no MPI thread support at all.
 //
 // Why writing into the file behind HDF5's back is safe:
 // - Every dataset is contiguous, allocated at creation (H5D_ALLOC_TIME_EARLY) and never filled
-//   (H5D_FILL_TIME_NEVER): its extent [H5Dget_offset, + 8 * global_size) is reserved when
-//   H5Dcreate returns, and HDF5 itself never writes raw data there, because the store never
+//   (H5D_FILL_TIME_NEVER): its extent [H5Dget_offset, + 8 * slots * global_size) is reserved
+//   when H5Dcreate returns, and HDF5 itself never writes raw data there, because the store never
 //   calls H5Dwrite. HDF5's metadata lives in other blocks of the file.
-// - HDF5 reuses an extent only after the dataset is deleted; erase() first waits for that
-//   checkpoint's pending write and prefetch, so no job touches an extent HDF5 may hand out again.
+// - The store never deletes a dataset, so HDF5 never hands an extent out twice. A slot freed by
+//   erase() is taken by a later put() only after erase() waited for that checkpoint's pending
+//   write and prefetch, so no job touches a row another checkpoint owns.
 // - The MPI-IO driver may truncate or extend the file to HDF5's allocated end (EOA) when it
-//   flushes or closes, and EOA can shrink when a freed extent sits at the end. flush() and
-//   close() wait for every queued job of the store before they call H5Fflush or H5Fclose, so no
-//   pwrite is in flight when the size changes; a live dataset always lies below EOA.
+//   flushes or closes. flush() and close() wait for every queued job of the store before they
+//   call H5Fflush or H5Fclose, so no pwrite is in flight when the size changes; every dataset
+//   lies below EOA.
 // - Our descriptor and MPI-IO's reach the same file through the kernel, which keeps one page
 //   cache per file; on a parallel file system both go through the same POSIX client.
 
@@ -67,17 +69,24 @@ namespace {
 
 constexpr const char* kStore = "hdf5 store";
 
+// A slab holds at most this many checkpoints, and at most this many bytes of them (but always
+// one).
+constexpr std::int64_t kSlabSlots = 64;
+constexpr std::int64_t kSlabBytes = std::int64_t{64} << 20;
+
 constexpr const char* kFormat =
-    "rewind checkpoint file, format 3. Each group [run<r>_]<kind>_<step> is one checkpoint of "
-    "run r (no prefix: run 0): kind 'restart' holds the state at the start of step <step>, "
-    "kind 'pullback' the data the adjoint of step <step> reads. Group attributes: step, kind, "
-    "run, ranks (MPI ranks that wrote it), fields, scalar:<name> (e.g. the time), complete. "
-    "Each field is a 1-D float64 dataset; rank r wrote rank_counts[r] values at "
-    "rank_offsets[r], whose checksum (see the checksum attribute) is rank_checksums[r]; index "
-    "is the field's position in the checkpoint. The writer seals checkpoints in batches (when it "
-    "flushes or closes the file): only then are rank_checksums filled in and complete set to 1, "
-    "after the data is on disk. A group with complete = 0 was never sealed: its data and "
-    "checksums must not be used.";
+    "rewind checkpoint file, format 4. Checkpoints live in slabs: each group slab_<k> holds one "
+    "dataset per field, float64 [slots, global_size], and slot j of every dataset is one "
+    "checkpoint. Group attributes: slots, ranks, fields, and per slot (arrays of length slots) "
+    "step, kind (0 restart: the state at the start of step <step>; 1 pullback: the data the "
+    "adjoint of step <step> reads; 2 final), run, complete and scalar:<name> (e.g. the time). "
+    "Dataset attributes: index (the field's position in the checkpoint), global_size, "
+    "rank_offsets and rank_counts (rank r wrote rank_counts[r] values at rank_offsets[r] of its "
+    "row), rank_checksums ([slots, ranks]: the checksum of rank r's block of slot j, see the "
+    "checksum attribute). The writer seals checkpoints in batches (when it flushes or closes the "
+    "file): only then are a slot's rank_checksums filled in and complete set to 1, after the "
+    "data is on disk; an erased slot gets complete = 0 at the next seal. A slot with complete = "
+    "0 holds no checkpoint: its data and checksums must not be used.";
 
 constexpr const char* kChecksum =
     "rwd64 over the little-endian float64 bytes of one rank's block: four lanes over 32-byte "
@@ -119,8 +128,30 @@ struct Hdf5Store::Impl {
     IoJob job;  // the segments, for messages
   };
 
+  // Room for `slots` checkpoints of one shape (field names, global sizes, every rank's blocks,
+  // scalar names): one dataset per field, a row per slot. A checkpoint takes a free slot and
+  // gives it back when erased, so HDF5 creates objects only when a slab is added, and a put or
+  // erase of a small checkpoint costs no metadata at all.
+  struct Slab {
+    std::string name;   ///< "slab_3"
+    std::string shape;  ///< what a checkpoint must match to take a slot (see put)
+    std::vector<std::string> fields, scalar_names;
+    std::int64_t slots = 0;
+    std::vector<std::int64_t> base;    ///< file address of each field's dataset (0: empty)
+    std::vector<std::int64_t> global;  ///< each field's global size
+    std::vector<std::uint8_t> used;
+    std::int64_t free = 0;
+    // What the seal writes, per slot (every rank holds the same).
+    std::vector<std::int64_t> step, kind, run, complete;
+    std::vector<std::vector<double>> scalars;           ///< [scalar][slot]
+    std::vector<std::vector<std::uint64_t>> checksums;  ///< [field][slot * ranks + rank]
+    bool dirty = false;  ///< the per-slot attributes in the file are out of date
+  };
+
   struct Entry {
     detail::Layout layout;
+    std::size_t slab = 0;
+    std::int64_t slot = 0;
     std::vector<std::int64_t> at;          ///< file byte offset of this rank's block per field
     std::vector<std::uint64_t> checksums;  ///< of this rank's block per field, once written
     std::shared_ptr<Ticket> write;         ///< the write, until it is reaped
@@ -152,6 +183,7 @@ struct Hdf5Store::Impl {
   detail::FileRoom room;
   std::int64_t extents_end = 0;  ///< the largest end of a dataset extent HDF5 handed out
   std::map<Key, Entry> entries;
+  std::vector<Slab> slabs;
   StoreStats stats;
   std::string failure;        ///< non-empty once a failure made the store unusable (agreed)
   std::optional<Error> kept;  ///< this rank's failure off the collective path, not yet agreed
@@ -236,14 +268,15 @@ struct Hdf5Store::Impl {
     }
   }
 
-  // What a checkpoint may add to the file: its data and, per field, a dataset's object header
-  // and attributes (three of them indexed by rank).
-  std::int64_t growth_of(const CheckpointView& checkpoint) const {
+  // What a slab of `slots` checkpoints like this one adds to the file: its data and, per field,
+  // a dataset's object header and attributes (rank_checksums holds slots x ranks values).
+  std::int64_t growth_of(const CheckpointView& checkpoint, std::int64_t slots) const {
     std::int64_t bytes = 0;
     for (const auto& f : checkpoint.fields) {
-      bytes += 8 * f.global_size + 4096 + 32 * static_cast<std::int64_t>(size);
+      bytes += slots * (8 * f.global_size + 8 * static_cast<std::int64_t>(size)) + 4096 +
+               16 * static_cast<std::int64_t>(size);
     }
-    return bytes + 4096;
+    return bytes + 4096 + 64 * slots * (5 + static_cast<std::int64_t>(checkpoint.scalars.size()));
   }
 
   // Runs one step that holds collective HDF5 calls, then agrees with the other ranks on whether
@@ -398,8 +431,50 @@ struct Hdf5Store::Impl {
 
   // ---- sealing and closing ----------------------------------------------------------------
 
-  // Collective: writes rank_checksums and complete = 1 for every checkpoint not sealed yet.
-  // Called with every job finished and no failure kept on any rank.
+  // Collective: the group of a new slab, its per-slot attributes and one dataset per field,
+  // allocated now (see the top of the file); fills in slab.base.
+  void create_slab(Slab& slab, const std::vector<std::vector<std::int64_t>>& offsets,
+                   const std::vector<std::vector<std::int64_t>>& counts) {
+    Hid group =
+        make_hid(H5Gcreate2(file.get(), slab.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                 H5Gclose, "H5Gcreate2('" + slab.name + "')");
+    const hid_t g = group.get();
+    detail::attribute_i64(g, "slots", slab.slots);
+    detail::attribute_i64(g, "ranks", size);
+    detail::attribute_i64(g, "fields", static_cast<std::int64_t>(slab.fields.size()));
+    write_slot_attributes(g, slab, false);
+    Hid dcpl = make_hid(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate(dataset create)");
+    h5_check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+    h5_check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+    // The extent must exist before any rank writes into it (see the top of file).
+    h5_check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+    for (std::size_t f = 0; f < slab.fields.size(); ++f) {
+      const std::string& name = slab.fields[f];
+      const hsize_t dims[2] = {static_cast<hsize_t>(slab.slots),
+                               static_cast<hsize_t>(slab.global[f])};
+      Hid space = make_hid(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
+      Hid d = make_hid(H5Dcreate2(g, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                  dcpl.get(), H5P_DEFAULT),
+                       H5Dclose, "H5Dcreate2('" + name + "')");
+      detail::attribute_i64(d.get(), "index", static_cast<std::int64_t>(f));
+      detail::attribute_i64(d.get(), "global_size", slab.global[f]);
+      detail::attribute_i64s(d.get(), "rank_offsets", offsets[f]);
+      detail::attribute_i64s(d.get(), "rank_counts", counts[f]);
+      detail::attribute_u64s(d.get(), "rank_checksums", slab.checksums[f]);  // at the seal
+      if (slab.global[f] > 0) {  // an empty dataset has no storage
+        const haddr_t address = H5Dget_offset(d.get());
+        if (address == HADDR_UNDEF) h5_fail("H5Dget_offset('" + name + "')");
+        slab.base[f] = static_cast<std::int64_t>(address);
+        extents_end = std::max(
+            extents_end, static_cast<std::int64_t>(address) + 8 * slab.slots * slab.global[f]);
+      }
+    }
+  }
+
+  // Collective: fills in rank_checksums and complete = 1 for every checkpoint not sealed yet,
+  // and complete = 0 for the slots erased since the last seal, by rewriting the per-slot
+  // attributes of every slab that changed. Called with every job finished and no failure kept
+  // on any rank.
   void seal() {
     std::vector<std::uint64_t> mine;
     std::vector<Entry*> open;
@@ -408,34 +483,59 @@ struct Hdf5Store::Impl {
       open.push_back(&e);
       mine.insert(mine.end(), e.checksums.begin(), e.checksums.end());
     }
-    if (open.empty()) return;  // alike on every rank: they hold the same checkpoints
-    std::vector<std::uint64_t> all(mine.size() * static_cast<std::size_t>(size));
-    mpi_check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
-                            static_cast<int>(mine.size()), MPI_UINT64_T, comm),
-              "MPI_Allgather (checksums to seal)");
+    if (!open.empty()) {  // alike on every rank: they hold the same checkpoints
+      std::vector<std::uint64_t> all(mine.size() * static_cast<std::size_t>(size));
+      mpi_check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
+                              static_cast<int>(mine.size()), MPI_UINT64_T, comm),
+                "MPI_Allgather (checksums to seal)");
+      std::size_t column = 0;
+      for (Entry* e : open) {
+        Slab& slab = slabs[e->slab];
+        const auto j = static_cast<std::size_t>(e->slot);
+        for (std::size_t f = 0; f < e->layout.fields.size(); ++f, ++column) {
+          for (int r = 0; r < size; ++r) {
+            slab.checksums[f][j * static_cast<std::size_t>(size) + static_cast<std::size_t>(r)] =
+                all[static_cast<std::size_t>(r) * mine.size() + column];
+          }
+        }
+        slab.complete[j] = 1;
+        slab.dirty = true;
+      }
+    }
+    std::int64_t changed = 0;
+    for (const Slab& slab : slabs) changed += slab.dirty ? 1 : 0;
+    if (changed == 0) return;
     collective(std::string(kStore) + ": sealing " + std::to_string(open.size()) +
-                   " checkpoint(s) in '" + partial_path + "'",
+                   " checkpoint(s) in " + std::to_string(changed) + " slab(s) of '" + partial_path +
+                   "'",
                [&] {
-                 std::size_t column = 0;
-                 for (auto& [key, e] : entries) {
-                   if (e.sealed) continue;
-                   const std::string path = group_name(key);
-                   Hid group = make_hid(H5Gopen2(file.get(), path.c_str(), H5P_DEFAULT), H5Gclose,
-                                        "H5Gopen2('" + path + "')");
-                   for (const auto& field : e.layout.fields) {
-                     std::vector<std::uint64_t> sums;
-                     for (int r = 0; r < size; ++r) {
-                       sums.push_back(all[static_cast<std::size_t>(r) * mine.size() + column]);
-                     }
-                     ++column;
-                     Hid d = make_hid(H5Dopen2(group.get(), field.name.c_str(), H5P_DEFAULT),
-                                      H5Dclose, "H5Dopen2('" + field.name + "')");
-                     detail::rewrite_attribute_u64s(d.get(), "rank_checksums", sums);
+                 for (Slab& slab : slabs) {
+                   if (!slab.dirty) continue;
+                   Hid group = make_hid(H5Gopen2(file.get(), slab.name.c_str(), H5P_DEFAULT),
+                                        H5Gclose, "H5Gopen2('" + slab.name + "')");
+                   write_slot_attributes(group.get(), slab, true);
+                   for (std::size_t f = 0; f < slab.checksums.size(); ++f) {
+                     Hid d = make_hid(H5Dopen2(group.get(), slab.fields[f].c_str(), H5P_DEFAULT),
+                                      H5Dclose, "H5Dopen2('" + slab.fields[f] + "')");
+                     detail::rewrite_attribute_u64s(d.get(), "rank_checksums", slab.checksums[f]);
                    }
-                   detail::rewrite_attribute_i64(group.get(), "complete", 1);
+                   slab.dirty = false;
                  }
                });
     for (Entry* e : open) e->sealed = true;
+  }
+
+  // The per-slot attributes of a slab's group: created with the slab, rewritten at a seal.
+  void write_slot_attributes(hid_t group, const Slab& slab, bool rewrite) const {
+    const auto i64s = rewrite ? detail::rewrite_attribute_i64s : detail::attribute_i64s;
+    const auto f64s = rewrite ? detail::rewrite_attribute_f64s : detail::attribute_f64s;
+    i64s(group, "step", slab.step);
+    i64s(group, "kind", slab.kind);
+    i64s(group, "run", slab.run);
+    i64s(group, "complete", slab.complete);
+    for (std::size_t k = 0; k < slab.scalars.size(); ++k) {
+      f64s(group, "scalar:" + slab.scalar_names[k], slab.scalars[k]);
+    }
   }
 
   // Not collective: the store goes without a word to the other ranks (it is destroyed while an
@@ -694,8 +794,6 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
                  if (contains(key)) detail::throw_duplicate(kStore, key, s.rank);
                  detail::validate_put(kStore, key, checkpoint, s.rank);
                  entry.layout = detail::layout_of(checkpoint);
-                 s.make_room(s.growth_of(checkpoint), detail::where(kStore, "put", key, -1) +
-                                                          ": checkpoint '" + group_name(key) + "'");
                  entry.behind = s.behind(checkpoint);
                  if (!entry.behind) return;
                  // Copied before anything collective, so a failure here is agreed on too.
@@ -764,73 +862,109 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     }
   }
 
+  // The slab this checkpoint's shape goes to: every rank knows every block by now, so every
+  // rank picks the same slab and slot.
+  std::string shape;
+  for (std::size_t f = 0; f < nf; ++f) {
+    shape += std::string(checkpoint.fields[f].name) + '\0' +
+             std::to_string(checkpoint.fields[f].global_size);
+    for (int r = 0; r < s.size; ++r) {
+      shape += ' ' + std::to_string(offsets[f][static_cast<std::size_t>(r)]) + ':' +
+               std::to_string(counts[f][static_cast<std::size_t>(r)]);
+    }
+    shape += '\n';
+  }
+  for (const auto& scalar : checkpoint.scalars)
+    shape += "scalar " + std::string(scalar.name) + '\n';
+  std::optional<std::size_t> found;
+  std::int64_t alike = 0;  // slots of this shape already
+  for (std::size_t k = 0; k < s.slabs.size(); ++k) {
+    if (s.slabs[k].shape != shape) continue;
+    alike += s.slabs[k].slots;
+    if (!found && s.slabs[k].free > 0) found = k;
+  }
+  if (!found) {
+    // Slabs double the slots of their shape (1, 1, 2, 4, ...) up to 64 slots or 64 MiB, so a run
+    // that holds n checkpoints makes O(log n) slabs and its file holds at most twice the room.
+    std::int64_t global_bytes = 0;
+    for (const auto& f : checkpoint.fields) global_bytes += 8 * f.global_size;
+    const std::int64_t by_bytes =
+        std::max<std::int64_t>(1, kSlabBytes / std::max<std::int64_t>(1, global_bytes));
+    const std::int64_t slots = std::clamp<std::int64_t>(alike, 1, std::min(kSlabSlots, by_bytes));
+    s.agree_here(capture([&] {
+                   s.make_room(s.growth_of(checkpoint, slots),
+                               at + ": a slab of " + std::to_string(slots) + " checkpoint(s)");
+                 }),
+                 Impl::OnFailure::UnusableIfIo);
+    Impl::Slab slab;
+    slab.name = "slab_" + std::to_string(s.slabs.size());
+    slab.shape = shape;
+    slab.slots = slots;
+    slab.free = slots;
+    slab.used.assign(static_cast<std::size_t>(slots), 0);
+    slab.step.assign(static_cast<std::size_t>(slots), -1);
+    slab.kind.assign(static_cast<std::size_t>(slots), -1);
+    slab.run.assign(static_cast<std::size_t>(slots), -1);
+    slab.complete.assign(static_cast<std::size_t>(slots), 0);
+    for (const auto& scalar : checkpoint.scalars) {
+      slab.scalar_names.emplace_back(scalar.name);
+      slab.scalars.emplace_back(static_cast<std::size_t>(slots), 0.0);
+    }
+    for (const auto& f : checkpoint.fields) {
+      slab.fields.emplace_back(f.name);
+      slab.global.push_back(f.global_size);
+      slab.checksums.emplace_back(static_cast<std::size_t>(slots * s.size), 0);
+    }
+    slab.base.assign(nf, 0);
+    s.collective(at + ": creating " + slab.name + " (" + std::to_string(slots) +
+                     " checkpoint(s)) in '" + s.partial_path + "'",
+                 [&] { s.create_slab(slab, offsets, counts); });
+    s.slabs.push_back(std::move(slab));
+    found = s.slabs.size() - 1;
+  }
+  Impl::Slab& slab = s.slabs[*found];
+  std::int64_t slot = 0;
+  while (slab.used[static_cast<std::size_t>(slot)]) ++slot;
+  const auto j = static_cast<std::size_t>(slot);
+  slab.used[j] = 1;
+  slab.free -= 1;
+  slab.step[j] = key.step;
+  slab.kind[j] = static_cast<std::int64_t>(key.kind);
+  slab.run[j] = key.run;
+  slab.complete[j] = 0;
+  for (std::size_t k = 0; k < checkpoint.scalars.size(); ++k) {
+    slab.scalars[k][j] = checkpoint.scalars[k].value;
+  }
+  slab.dirty = true;
+  entry.slab = *found;
+  entry.slot = slot;
   entry.at.assign(nf, 0);
-  const std::string group_path = group_name(key);
-  const std::string in_file = "' in '" + s.partial_path + "'";
-  // Bytes that move on this thread move inside this step, so a failed write is agreed on here.
-  s.collective(
-      at + (entry.behind ? ": creating checkpoint '" : ": writing checkpoint '") + group_path +
-          in_file,
-      [&] {
-        Hid group = make_hid(
-            H5Gcreate2(s.file.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-            H5Gclose, "H5Gcreate2('" + group_path + "')");
-        const hid_t g = group.get();
-        detail::attribute_i64(g, "step", key.step);
-        detail::attribute_string(g, "kind", kind_name(key.kind));
-        detail::attribute_i64(g, "run", key.run);
-        detail::attribute_i64(g, "ranks", s.size);
-        detail::attribute_i64(g, "fields", static_cast<std::int64_t>(nf));
-        for (const auto& scalar : checkpoint.scalars) {
-          detail::attribute_f64(g, "scalar:" + std::string(scalar.name), scalar.value);
-        }
-        detail::attribute_i64(g, "complete", 0);
-        Hid dcpl = make_hid(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate(dataset create)");
-        h5_check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-        h5_check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
-        // The extent must exist before any rank writes into it (see the top of file).
-        h5_check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-        const std::vector<std::uint64_t> unsealed(static_cast<std::size_t>(s.size), 0);
-        for (std::size_t f = 0; f < nf; ++f) {
-          const auto& field = checkpoint.fields[f];
-          const std::string name(field.name);
-          Hid space = detail::make_space(static_cast<hsize_t>(field.global_size));
-          Hid d = make_hid(H5Dcreate2(g, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                                      dcpl.get(), H5P_DEFAULT),
-                           H5Dclose, "H5Dcreate2('" + name + "')");
-          detail::attribute_i64(d.get(), "index", static_cast<std::int64_t>(f));
-          detail::attribute_i64(d.get(), "global_size", field.global_size);
-          detail::attribute_i64s(d.get(), "rank_offsets", offsets[f]);
-          detail::attribute_i64s(d.get(), "rank_counts", counts[f]);
-          detail::attribute_u64s(d.get(), "rank_checksums", unsealed);  // at the seal
-          if (field.global_size > 0) {  // an empty dataset has no storage
-            const haddr_t address = H5Dget_offset(d.get());
-            if (address == HADDR_UNDEF) h5_fail("H5Dget_offset('" + name + "')");
-            entry.at[f] = static_cast<std::int64_t>(address) + 8 * field.offset;
-            s.extents_end =
-                std::max(s.extents_end, static_cast<std::int64_t>(address) + 8 * field.global_size);
-          }
-        }
-        if (!entry.behind) {
-          // Straight from the caller's buffers: no staging copy.
-          IoJob job;
-          job.kind = IoJob::Kind::Write;
-          job.fd = s.fd;
-          for (std::size_t f = 0; f < nf; ++f) {
-            const auto& data = checkpoint.fields[f].data;
-            job.segments.push_back(
-                {entry.at[f],
-                 const_cast<std::byte*>(reinterpret_cast<const std::byte*>(data.data())),
-                 data.size_bytes()});
-          }
-          const detail::JobResult r = detail::run_job(job);
-          s.account(r, false);
-          if (r.error != 0) {
-            throw Error(ErrorCode::Io, job_failure(r, job, entry.layout));
-          }
-          entry.checksums = r.checksums;
-        }
-      });
+  for (std::size_t f = 0; f < nf; ++f) {
+    entry.at[f] = slab.base[f] + 8 * (slot * slab.global[f] + checkpoint.fields[f].offset);
+  }
+  if (!entry.behind) {
+    // Straight from the caller's buffers: no staging copy. Agreed on, as the bytes move here.
+    s.collective(at + ": writing checkpoint '" + group_name(key) + "' to " + slab.name + " in '" +
+                     s.partial_path + "'",
+                 [&] {
+                   IoJob job;
+                   job.kind = IoJob::Kind::Write;
+                   job.fd = s.fd;
+                   for (std::size_t f = 0; f < nf; ++f) {
+                     const auto& data = checkpoint.fields[f].data;
+                     job.segments.push_back(
+                         {entry.at[f],
+                          const_cast<std::byte*>(reinterpret_cast<const std::byte*>(data.data())),
+                          data.size_bytes()});
+                   }
+                   const detail::JobResult r = detail::run_job(job);
+                   s.account(r, false);
+                   if (r.error != 0) {
+                     throw Error(ErrorCode::Io, job_failure(r, job, entry.layout));
+                   }
+                   entry.checksums = r.checksums;
+                 });
+  }
   if (entry.behind) {
     IoJob job = s.job_for(IoJob::Kind::Write, entry, buffer->span());
     job.keep_alive = std::move(buffer);
@@ -931,19 +1065,21 @@ void Hdf5Store::erase(const Key& key) {
     if (it == s.entries.end()) detail::throw_missing(kStore, "erase", key, s.rank);
   });
   if (!local) {
-    // HDF5 may give the freed extent to a later dataset: nothing of ours may still touch it.
+    // A later put may take the slot: nothing of ours may still touch it.
     if (it->second.write) s.wait_for(*it->second.write);
     s.drop_prefetch(it->second);
-    // Unlinking rewrites the file's link index, which may take new metadata blocks.
-    local = capture([&] { s.make_room(0, detail::where(kStore, "erase", key, -1)); });
   }
   s.agree_here(local, Impl::OnFailure::UnusableIfIo);
-  const std::string group_path = group_name(key);
-  s.collective(
-      detail::where(kStore, "erase", key, -1) + ": unlinking '" + group_path + "' in '" +
-          s.partial_path + "'",
-      [&] { h5_check(H5Ldelete(s.file.get(), group_path.c_str(), H5P_DEFAULT), "H5Ldelete"); });
-  const std::int64_t bytes = it->second.layout.bytes();
+  Impl::Entry& e = it->second;
+  Impl::Slab& slab = s.slabs[e.slab];
+  const auto j = static_cast<std::size_t>(e.slot);
+  slab.used[j] = 0;
+  slab.free += 1;
+  if (slab.complete[j] != 0) {  // the file says sealed: the next seal says erased
+    slab.complete[j] = 0;
+    slab.dirty = true;
+  }
+  const std::int64_t bytes = e.layout.bytes();
   s.entries.erase(it);
   detail::count_erase(s.stats, bytes, static_cast<std::int64_t>(s.entries.size()));
 }
@@ -1048,16 +1184,13 @@ std::int64_t Hdf5Store::field_file_offset(const Key& key, std::string_view field
   agree(s.comm, capture([&] {
           if (!contains(key)) detail::throw_missing(kStore, "field_file_offset", key, s.rank);
         }));
-  std::int64_t offset = -1;
-  const std::string path = group_name(key) + "/" + std::string(field);
-  s.collective(std::string(kStore) + ": locating '" + path + "' in '" + s.partial_path + "'", [&] {
-    Hid dataset = make_hid(H5Dopen2(s.file.get(), path.c_str(), H5P_DEFAULT), H5Dclose,
-                           "H5Dopen2('" + path + "')");
-    const haddr_t address = H5Dget_offset(dataset.get());
-    if (address == HADDR_UNDEF) h5_fail("H5Dget_offset('" + path + "')");
-    offset = static_cast<std::int64_t>(address);
-  });
-  return offset;
+  const Impl::Entry& e = s.entries.at(key);
+  const Impl::Slab& slab = s.slabs[e.slab];
+  for (std::size_t f = 0; f < slab.fields.size(); ++f) {
+    if (slab.fields[f] == field) return slab.base[f] + 8 * e.slot * slab.global[f];
+  }
+  throw Error(ErrorCode::InvalidArgument, std::string(kStore) + ": checkpoint '" + group_name(key) +
+                                              "' has no field '" + std::string(field) + "'");
 }
 
 }  // namespace rwd::storage

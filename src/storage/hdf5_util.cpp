@@ -103,6 +103,10 @@ void attribute_u64s(hid_t object, const std::string& name, const std::vector<std
   write_attribute(object, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, v.data(), v.size());
 }
 
+void attribute_f64s(hid_t object, const std::string& name, const std::vector<double>& v) {
+  write_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data(), v.size());
+}
+
 void attribute_string(hid_t object, const std::string& name, const std::string& value) {
   Hid type = make_hid(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
   h5_check(H5Tset_size(type.get(), value.size() + 1), "H5Tset_size");
@@ -110,8 +114,13 @@ void attribute_string(hid_t object, const std::string& name, const std::string& 
   write_attribute(object, name, type.get(), type.get(), value.c_str(), std::nullopt);
 }
 
-void rewrite_attribute_i64(hid_t object, const std::string& name, std::int64_t value) {
-  rewrite_attribute(object, name, H5T_NATIVE_INT64, &value);
+void rewrite_attribute_i64s(hid_t object, const std::string& name,
+                            const std::vector<std::int64_t>& v) {
+  rewrite_attribute(object, name, H5T_NATIVE_INT64, v.data());
+}
+
+void rewrite_attribute_f64s(hid_t object, const std::string& name, const std::vector<double>& v) {
+  rewrite_attribute(object, name, H5T_NATIVE_DOUBLE, v.data());
 }
 
 void rewrite_attribute_u64s(hid_t object, const std::string& name,

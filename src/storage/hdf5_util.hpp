@@ -66,11 +66,14 @@ void attribute_i64(hid_t object, const std::string& name, std::int64_t value);
 void attribute_f64(hid_t object, const std::string& name, double value);
 void attribute_i64s(hid_t object, const std::string& name, const std::vector<std::int64_t>& v);
 void attribute_u64s(hid_t object, const std::string& name, const std::vector<std::uint64_t>& v);
+void attribute_f64s(hid_t object, const std::string& name, const std::vector<double>& v);
 void attribute_string(hid_t object, const std::string& name, const std::string& value);
 
 /// Overwrites existing attribute `name` of `object` (same type and size as when created).
-void rewrite_attribute_i64(hid_t object, const std::string& name, std::int64_t value);
+void rewrite_attribute_i64s(hid_t object, const std::string& name,
+                            const std::vector<std::int64_t>& v);
 void rewrite_attribute_u64s(hid_t object, const std::string& name,
                             const std::vector<std::uint64_t>& v);
+void rewrite_attribute_f64s(hid_t object, const std::string& name, const std::vector<double>& v);
 
 }  // namespace rwd::storage::detail

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "checksum.hpp"
@@ -445,6 +446,56 @@ TEST(Hdf5FileSizeLimit, MetadataAloneMeetingTheLimitFailsOnEveryRankWithoutAHang
   }
 }
 
+// Rank 0: the complete slots of every slab of a kept file (format 4), by step, each with every
+// rank's checksum of field "u"; every complete slot must be a restart state, and no step twice.
+std::map<std::int64_t, std::vector<std::uint64_t>> complete_restarts(const std::string& kept) {
+  std::map<std::int64_t, std::vector<std::uint64_t>> complete;
+  const hid_t file = H5Fopen(kept.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(file, 0) << kept;
+  if (file < 0) return complete;
+  const auto read_array = [](hid_t object, const char* name, hid_t type, void* into) {
+    const hid_t a = H5Aopen(object, name, H5P_DEFAULT);
+    ASSERT_GE(a, 0) << name;
+    EXPECT_GE(H5Aread(a, type, into), 0) << name;
+    H5Aclose(a);
+  };
+  const std::size_t ranks = static_cast<std::size_t>(world_size());
+  for (int k = 0;; ++k) {
+    const std::string name = "slab_" + std::to_string(k);
+    if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) break;
+    const hid_t g = H5Gopen2(file, name.c_str(), H5P_DEFAULT);
+    std::int64_t slots = 0;
+    read_array(g, "slots", H5T_NATIVE_INT64, &slots);
+    const auto n = static_cast<std::size_t>(slots);
+    std::vector<std::int64_t> step(n), kind(n), done(n);
+    read_array(g, "step", H5T_NATIVE_INT64, step.data());
+    read_array(g, "kind", H5T_NATIVE_INT64, kind.data());
+    read_array(g, "complete", H5T_NATIVE_INT64, done.data());
+    const hid_t d = H5Dopen2(g, "u", H5P_DEFAULT);
+    std::vector<std::uint64_t> read(n * ranks);
+    read_array(d, "rank_checksums", H5T_NATIVE_UINT64, read.data());
+    H5Dclose(d);
+    H5Gclose(g);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (done[j] == 0) continue;
+      EXPECT_EQ(kind[j], 0) << name << " slot " << j << " is not a restart state";
+      EXPECT_EQ(complete.count(step[j]), 0u) << "step " << step[j] << " complete twice";
+      complete[step[j]].assign(read.begin() + static_cast<std::ptrdiff_t>(j * ranks),
+                               read.begin() + static_cast<std::ptrdiff_t>((j + 1) * ranks));
+    }
+  }
+  H5Fclose(file);
+  return complete;
+}
+
+// Every rank's checksum of field "u" of `c`, as the seal must write them.
+std::vector<std::uint64_t> every_ranks_checksum(const TestCheckpoint& c) {
+  std::uint64_t mine = detail::checksum(std::span<const double>(c.fields[0].data));
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(world_size()));
+  MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  return all;
+}
+
 TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {
   ScratchDir dir;
   std::string kept;
@@ -464,40 +515,48 @@ TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {
     store->erase(restart(1));
     kept = store->final_path();
   }  // close seals restart 2
-  // Every rank's checksum of its block, as the seal must have written them.
-  std::vector<std::uint64_t> sums;
-  for (int i : {0, 2}) {
-    std::uint64_t mine = detail::checksum(std::span<const double>(cps[i].fields[0].data));
-    std::vector<std::uint64_t> all(static_cast<std::size_t>(world_size()));
-    MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
-    sums.insert(sums.end(), all.begin(), all.end());
-  }
+  const std::vector<std::uint64_t> sums0 = every_ranks_checksum(cps[0]);
+  const std::vector<std::uint64_t> sums2 = every_ranks_checksum(cps[2]);
   if (world_rank() != 0) return;
-  const hid_t file = H5Fopen(kept.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  ASSERT_GE(file, 0) << kept;
-  std::size_t at = 0;
-  for (const char* group : {"restart_0", "restart_2"}) {
-    const hid_t g = H5Gopen2(file, group, H5P_DEFAULT);
-    ASSERT_GE(g, 0) << group;
-    std::int64_t complete = 0;
-    const hid_t ca = H5Aopen(g, "complete", H5P_DEFAULT);
-    H5Aread(ca, H5T_NATIVE_INT64, &complete);
-    H5Aclose(ca);
-    EXPECT_EQ(complete, 1) << group;
-    const hid_t d = H5Dopen2(g, "u", H5P_DEFAULT);
-    const hid_t sa = H5Aopen(d, "rank_checksums", H5P_DEFAULT);
-    std::vector<std::uint64_t> read(static_cast<std::size_t>(world_size()));
-    H5Aread(sa, H5T_NATIVE_UINT64, read.data());
-    H5Aclose(sa);
-    H5Dclose(d);
-    H5Gclose(g);
-    for (std::size_t r = 0; r < read.size(); ++r) {
-      EXPECT_EQ(read[r], sums[at + r]) << group << " rank " << r;
-    }
-    at += read.size();
+  std::map<std::int64_t, std::vector<std::uint64_t>> complete = complete_restarts(kept);
+  ASSERT_EQ(complete.size(), 2u) << "restart 0 and restart 2 are complete; erased restart 1 not";
+  EXPECT_EQ(complete[0], sums0);
+  EXPECT_EQ(complete[2], sums2);
+}
+
+// A sealed checkpoint that is erased is not complete after the next seal, and a checkpoint that
+// takes its slot is sealed anew: the file never pairs one checkpoint's step with another's data.
+TEST(Hdf5Seal, AnErasedSealedSlotIsReusedAndSealedAnew) {
+  ScratchDir dir;
+  std::string kept;
+  std::vector<TestCheckpoint> cps;
+  for (int i = 0; i < 3; ++i) {
+    cps.emplace_back();
+    cps.back().add("u", Distribution{[](int r) -> std::int64_t { return 10 + r; }}, 40 + i);
   }
-  EXPECT_LT(H5Gopen2(file, "restart_1", H5P_DEFAULT), 0) << "an erased checkpoint is in the file";
-  H5Fclose(file);
+  {
+    auto c = config(dir);
+    c.keep_files = true;
+    auto store = make(c);
+    store->put(restart(0), cps[0].view());
+    store->flush();  // seals restart 0 in slab_0, slot 0
+    const std::int64_t slot0 = store->sealed_blocks(restart(0))[0].at;
+    store->erase(restart(0));
+    store->put(restart(5), cps[1].view());  // takes slot 0 again
+    store->put(restart(6), cps[2].view());
+    store->flush();
+    EXPECT_EQ(store->sealed_blocks(restart(5))[0].at, slot0) << "the freed slot was not reused";
+    EXPECT_EQ(store->sealed_blocks(restart(5))[0].checksum,
+              detail::checksum(std::span<const double>(cps[1].fields[0].data)));
+    store->erase(restart(6));
+    kept = store->final_path();
+  }  // close seals: restart 6 is no longer complete
+  const std::vector<std::uint64_t> sums5 = every_ranks_checksum(cps[1]);
+  if (world_rank() != 0) return;
+  const auto complete = complete_restarts(kept);
+  ASSERT_EQ(complete.size(), 1u) << "only restart 5 is held";
+  ASSERT_EQ(complete.count(5), 1u);
+  EXPECT_EQ(complete.at(5), sums5);
 }
 
 TEST(Hdf5FileSpace, FreedExtentsAreReusedSoTheFileTracksWhatIsHeld) {
