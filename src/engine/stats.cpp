@@ -63,6 +63,9 @@ void RunStats::add(const RunStats& s) {
   adjoint_seconds += s.adjoint_seconds;
   io_seconds += s.io_seconds;
   io_overlap_seconds += s.io_overlap_seconds;
+  prefetch.hits += s.prefetch.hits;
+  prefetch.late += s.prefetch.late;
+  prefetch.skipped += s.prefetch.skipped;
   total_seconds += s.total_seconds;
   parks += s.parks;
   verify_seconds += s.verify_seconds;
@@ -83,6 +86,8 @@ std::string RunStats::json() const {
      << ", \"recompute_seconds\": " << recompute_seconds
      << ", \"adjoint_seconds\": " << adjoint_seconds << ", \"io_seconds\": " << io_seconds
      << ", \"io_overlap_seconds\": " << io_overlap_seconds
+     << ", \"prefetch\": {\"hits\": " << prefetch.hits << ", \"late\": " << prefetch.late
+     << ", \"skipped\": " << prefetch.skipped << "}"
      << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks
      << ", \"verify_seconds\": " << verify_seconds << ", \"rebuilt_steps\": " << rebuilt_steps
      << ", \"rerecorded_steps\": " << rerecorded_steps << ", \"resumed_at\": " << resumed_at

@@ -164,12 +164,24 @@ void Stores::close() {
   collect();
   if (!disk_) return;
   closed_overlap_ = io_overlap_seconds();
+  closed_prefetch_ = prefetch_stats();
   std::unique_ptr<storage::Store> disk = std::move(disk_);
   disk->close();
 }
 
 double Stores::io_overlap_seconds() const {
   return closed_overlap_ + (disk_ ? disk_->stats().overlap_seconds : 0.0);
+}
+
+PrefetchStats Stores::prefetch_stats() const {
+  PrefetchStats p = closed_prefetch_;
+  if (disk_) {
+    const storage::StoreStats s = disk_->stats();
+    p.hits += s.prefetch_hits;
+    p.late += s.prefetch_late;
+    p.skipped += s.prefetch_skipped;
+  }
+  return p;
 }
 
 void Stores::abandon() noexcept {

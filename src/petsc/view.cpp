@@ -80,6 +80,13 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
       s.recompute_seconds, s.io_seconds, s.io_overlap_seconds));
+  if (s.prefetch.hits + s.prefetch.skipped > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    disk reads started ahead: %lld, of which %lld had not finished when needed; %lld "
+        "not started (staging pool full)\n",
+        (long long)s.prefetch.hits, (long long)s.prefetch.late, (long long)s.prefetch.skipped));
+  }
   if (r.resume_interval > 0) {
     const std::string from = s.resumed_at < 0
                                  ? std::string("started at x_0")

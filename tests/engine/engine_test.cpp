@@ -241,6 +241,27 @@ TEST(Engine, StatisticsAreReportedInTextAndJson) {
   EXPECT_NE(stats.summary().find("schedule revolve: 30 steps"), std::string::npos);
 }
 
+// The reverse sweep starts every disk read ahead, and the statistics say how many it started,
+// how many were still running when needed, and how many the staging pool had no room for.
+TEST(Engine, DiskReadsAreStartedAheadAndCounted) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  for (const auto& [schedule, ram] : {std::pair{"storeall", 1}, std::pair{"twolevel", 2}}) {
+    EngineConfig c = config(schedule, ram, kUnlimited);
+    c.store.inline_io_bytes = 0;  // through the I/O thread, however small
+    const auto [g, stats] = adjoint(l96, c);
+    ASSERT_GT(stats.disk.reads, 0) << schedule;
+    EXPECT_EQ(stats.prefetch.hits, stats.disk.reads) << schedule << ": a read was not prefetched";
+    EXPECT_LE(stats.prefetch.late, stats.prefetch.hits) << schedule;
+    EXPECT_EQ(stats.prefetch.skipped, 0) << schedule;
+    EXPECT_NE(stats.json().find("\"prefetch\": {\"hits\": " + std::to_string(stats.prefetch.hits)),
+              std::string::npos)
+        << stats.json();
+    c.store.async_io = false;  // nothing to start ahead
+    EXPECT_EQ(adjoint(l96, c).second.prefetch.hits, 0) << schedule;
+  }
+}
+
 // A RAM budget counts restart checkpoints: a schedule that keeps pullback data four times as
 // large gets a quarter of the slots, so the bytes held never exceed the budget's.
 TEST(Engine, AutoPricesPullbackDataByItsSize) {

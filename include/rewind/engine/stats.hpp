@@ -11,6 +11,13 @@ namespace rwd::engine {
 
 using tape::LevelTraffic;
 
+/// Disk reads started ahead of the reverse sweep (prefetches), over a run's span.
+struct PrefetchStats {
+  std::int64_t hits = 0;     ///< disk reads served from a prefetch
+  std::int64_t late = 0;     ///< of those, the read had not finished when it was needed
+  std::int64_t skipped = 0;  ///< prefetches not started because the staging pool was full
+};
+
 /// Statistics of one recording, as seen by this rank. Times are wall-clock seconds.
 struct RunStats {
   std::string schedule;
@@ -24,6 +31,7 @@ struct RunStats {
   double adjoint_seconds = 0.0;     ///< adjoint steps (Engine and Recording::reverse())
   double io_seconds = 0.0;          ///< time spent in store calls (waiting on them)
   double io_overlap_seconds = 0.0;  ///< disk I/O in flight while this run computed
+  PrefetchStats prefetch;           ///< this run's disk reads started ahead
   double total_seconds = 0.0;       ///< from the start of the first sweep to the end of the reverse
   std::int64_t parks = 0;           ///< times the recording was parked
   double verify_seconds = 0.0;  ///< hashing states for the replay check (RecordingConfig::verify)

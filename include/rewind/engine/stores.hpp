@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "rewind/engine/stats.hpp"
 #include "rewind/schedule/schedule.hpp"
 #include "rewind/storage/store.hpp"
 
@@ -104,6 +105,8 @@ class Stores {
   /// Seconds of disk I/O that ran while the caller computed, since the stores were made (every
   /// recording's). Rank-local.
   double io_overlap_seconds() const;
+  /// The disk stores' prefetch counts so far (those closed before included).
+  PrefetchStats prefetch_stats() const;
 
  private:
   std::string overflow(const Claim& others, const Claim& claim) const;
@@ -119,7 +122,8 @@ class Stores {
   };
   std::map<const void*, Occupant> occupants_;
   std::vector<storage::Key> discarded_;
-  double closed_overlap_ = 0.0;  // overlap of disk stores closed before
+  double closed_overlap_ = 0.0;    // overlap of disk stores closed before
+  PrefetchStats closed_prefetch_;  // prefetch counts of disk stores closed before
 };
 
 }  // namespace rwd::engine
