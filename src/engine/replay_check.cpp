@@ -3,6 +3,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
+
 #include "rewind/timing.hpp"
 
 namespace rwd::engine::detail {
@@ -21,16 +23,39 @@ std::vector<std::uint64_t> ReplayCheck::hash(const std::vector<Field>& fields) {
 
 void ReplayCheck::remember(Step step, const std::vector<Field>& fields) {
   const auto k = static_cast<std::size_t>(step);
-  if (hashes_.size() <= k) hashes_.resize(k + 1);
-  hashes_[k] = hash(fields);
+  std::vector<std::uint64_t> h = hash(fields);
+  if (present_.empty() && odd_.empty()) width_ = h.size();
+  if (present_.size() <= k) present_.resize(k + 1, false);
+  if (h.size() == width_) {
+    if (flat_.size() < (k + 1) * width_) flat_.resize((k + 1) * width_);
+    std::copy(h.begin(), h.end(), flat_.begin() + static_cast<std::ptrdiff_t>(k * width_));
+    present_[k] = true;
+    odd_.erase(step);
+  } else {
+    present_[k] = false;
+    odd_[step] = std::move(h);
+  }
+}
+
+const std::uint64_t* ReplayCheck::stored(Step step, std::size_t& count) const {
+  const auto k = static_cast<std::size_t>(step);
+  if (k < present_.size() && present_[k]) {
+    count = width_;
+    return flat_.data() + k * width_;
+  }
+  const auto it = odd_.find(step);
+  if (it == odd_.end()) return nullptr;
+  count = it->second.size();
+  return it->second.data();
 }
 
 void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
-  const auto k = static_cast<std::size_t>(step);
-  if (mismatch_ || k >= hashes_.size() || hashes_[k].empty()) return;
+  std::size_t count = 0;
+  const std::uint64_t* then = mismatch_ ? nullptr : stored(step, count);
+  if (then == nullptr || count == 0) return;
   const std::vector<std::uint64_t> now = hash(fields);
-  for (std::size_t f = 0; f < now.size() && f < hashes_[k].size(); ++f) {
-    if (now[f] == hashes_[k][f]) continue;
+  for (std::size_t f = 0; f < now.size() && f < count; ++f) {
+    if (now[f] == then[f]) continue;
     mismatch_.emplace(
         ErrorCode::InvalidArgument,
         "the recomputed state x_" + std::to_string(step) + " differs from the one the first " +

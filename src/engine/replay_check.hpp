@@ -4,6 +4,7 @@
 // recomputation that does not give the forward run's bits means the gradient would be wrong.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +32,15 @@ class ReplayCheck {
  private:
   std::vector<std::uint64_t> hash(const std::vector<Field>& fields);
 
-  std::vector<std::vector<std::uint64_t>> hashes_;  // per step, per field
+  // The hashes of step k, or nullptr if it was not remembered.
+  const std::uint64_t* stored(Step step, std::size_t& count) const;
+
+  // One hash per field, width_ fields a step, side by side (8 bytes a step for one field):
+  // a vector per step cost about 56. A step whose field count differs goes to odd_.
+  std::vector<std::uint64_t> flat_;
+  std::vector<bool> present_;  // per step: flat_ holds its hashes
+  std::size_t width_ = 0;      // fields of the first step remembered
+  std::map<Step, std::vector<std::uint64_t>> odd_;
   std::optional<Error> mismatch_;
   int rank_ = 0;
   std::int64_t bytes_ = 0;

@@ -60,7 +60,12 @@ std::shared_ptr<const MixedTable> shared_mixed_table(Step n, std::int64_t slots)
 
 void MixedTable::build() {
   const auto N = static_cast<std::size_t>(n_);
-  choice_.assign(static_cast<std::size_t>(s_) + 1, std::vector<std::uint32_t>(N + 1, 1));
+  const std::size_t cells = (static_cast<std::size_t>(s_) + 1) * (N + 1);
+  if (n_ <= std::numeric_limits<std::uint16_t>::max()) {
+    narrow_.assign(cells, 1);
+  } else {
+    wide_.assign(cells, 1);
+  }
   std::vector<double> below(N + 1, kInf), cur(N + 1, kInf);
   std::vector<double> lower_below(N + 1, kInf), lower_cur(N + 1, kInf);
   below[1] = 1.0;  // s = 0: only a single step
@@ -68,7 +73,6 @@ void MixedTable::build() {
   double spent = 0.0;
   exact_ = true;
   for (std::int64_t s = 1; s <= s_; ++s) {
-    auto& choice = choice_[static_cast<std::size_t>(s)];
     const double work = 0.5 * static_cast<double>(n_) * static_cast<double>(n_);
     const bool exhaustive = spent + work <= kExactBudget;
     if (exhaustive) spent += work;
@@ -105,8 +109,8 @@ void MixedTable::build() {
           const auto add = [&](Step c) {
             if (c >= 2) win[k++] = {c - kWindow, c + kWindow};
           };
-          add(static_cast<Step>(choice[L - 1]));
-          add(static_cast<Step>(choice_[static_cast<std::size_t>(s - 1)][L]));
+          add(at(s, Ls - 1));
+          add(at(s - 1, Ls));
           add(relaxed_arg[L]);
           win[k++] = {2, 2 + kWindow};
           for (std::size_t a = 1; a < k; ++a) {  // insertion sort of at most 4 windows
@@ -124,7 +128,7 @@ void MixedTable::build() {
         }
       }
       cur[L] = best;
-      choice[L] = arg;
+      set(s, Ls, arg);
     }
     if (exhaustive) lower_cur = cur;
     below.swap(cur);
@@ -133,6 +137,16 @@ void MixedTable::build() {
   cost_ = below[N];
   costs_ = below;
   lower_ = exact_ ? cost_ : std::min(cost_, lower_below[N] - 1e-9 * std::abs(lower_below[N]));
+}
+
+void MixedTable::set(std::int64_t slots, Step length, std::uint32_t value) {
+  const auto i = static_cast<std::size_t>(slots) * static_cast<std::size_t>(n_ + 1) +
+                 static_cast<std::size_t>(length);
+  if (wide_.empty()) {
+    narrow_[i] = static_cast<std::uint16_t>(value);
+  } else {
+    wide_[i] = value;
+  }
 }
 
 // Relaxation of layer s: the same recursion with the layer's own and the layer below's values

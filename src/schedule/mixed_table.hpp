@@ -30,9 +30,7 @@ class MixedTable {
   // 0 = record the first step's pullback data, 1 = single step, i >= 2 = split after i.
   Step choice(Step length, std::int64_t slots) const {
     if (length == 1) return 1;
-    slots = slots < s_ ? slots : s_;
-    return static_cast<Step>(
-        choice_[static_cast<std::size_t>(slots)][static_cast<std::size_t>(length)]);
+    return at(slots < s_ ? slots : s_, length);
   }
 
  private:
@@ -46,7 +44,16 @@ class MixedTable {
   double lower_ = 0.0;
   bool exact_ = true;
   std::vector<double> costs_;
-  std::vector<std::vector<std::uint32_t>> choice_;
+  // The choices, (s + 1) rows of n + 1, in two bytes each while n fits (up to 65 535 steps),
+  // else four: the table is most of a long run's memory that grows with n.
+  Step at(std::int64_t slots, Step length) const {
+    const auto i = static_cast<std::size_t>(slots) * static_cast<std::size_t>(n_ + 1) +
+                   static_cast<std::size_t>(length);
+    return wide_.empty() ? static_cast<Step>(narrow_[i]) : static_cast<Step>(wide_[i]);
+  }
+  void set(std::int64_t slots, Step length, std::uint32_t value);
+  std::vector<std::uint16_t> narrow_;
+  std::vector<std::uint32_t> wide_;
 };
 
 // The table for (n, slots), built once and shared while anything holds it: pricing a schedule,

@@ -75,18 +75,19 @@ constexpr std::int64_t kSlabSlots = 64;
 constexpr std::int64_t kSlabBytes = std::int64_t{64} << 20;
 
 constexpr const char* kFormat =
-    "rewind checkpoint file, format 4. Checkpoints live in slabs: each group slab_<k> holds one "
-    "dataset per field, float64 [slots, global_size], and slot j of every dataset is one "
+    "rewind checkpoint file, format 4. Checkpoints live in slabs: each group slab_<k> holds "
+    "one dataset per field, float64 [slots, global_size], and slot j of every dataset is one "
     "checkpoint. Group attributes: slots, ranks, fields, and per slot (arrays of length slots) "
     "step, kind (0 restart: the state at the start of step <step>; 1 pullback: the data the "
     "adjoint of step <step> reads; 2 final), run, complete and scalar:<name> (e.g. the time). "
     "Dataset attributes: index (the field's position in the checkpoint), global_size, "
-    "rank_offsets and rank_counts (rank r wrote rank_counts[r] values at rank_offsets[r] of its "
-    "row), rank_checksums ([slots, ranks]: the checksum of rank r's block of slot j, see the "
-    "checksum attribute). The writer seals checkpoints in batches (when it flushes or closes the "
-    "file): only then are a slot's rank_checksums filled in and complete set to 1, after the "
-    "data is on disk; an erased slot gets complete = 0 at the next seal. A slot with complete = "
-    "0 holds no checkpoint: its data and checksums must not be used.";
+    "rank_offsets and rank_counts (rank r wrote rank_counts[r] values at rank_offsets[r] of "
+    "its row), rank_checksums (slots * ranks values: [j * ranks + r] is the checksum of rank "
+    "r's block in slot j, see the checksum attribute). The writer seals checkpoints in batches "
+    "(when it flushes or closes the file): only then are a slot's rank_checksums filled in and "
+    "complete set to 1, after the data is on disk; an erased slot gets complete = 0 at the "
+    "next seal. A slot with complete = 0 holds no checkpoint: its data and checksums must not "
+    "be used.";
 
 constexpr const char* kChecksum =
     "rwd64 over the little-endian float64 bytes of one rank's block: four lanes over 32-byte "

@@ -229,6 +229,14 @@ TEST(MixedTable, SharedWhileHeldAndReleasedWhenLarge) {
   EXPECT_EQ(t1, t2);
   EXPECT_EQ(t1->cost(), detail::MixedTable(500, 4).cost());
 
+  // Choices take two bytes up to 65 535 steps and four beyond: both streams replay to the cost.
+  for (const Step n : {Step{65'535}, Step{70'000}}) {
+    const auto p = ram_budget(n, 8);
+    EXPECT_EQ(static_cast<double>(simulate(*make_schedule("mixed", p), p).fwd_total),
+              detail::shared_mixed_table(n, 8)->cost())
+        << n;
+  }
+
   // Schedules made from one shared table stream the same actions and cost.
   const auto params = ram_budget(300, 10);
   const auto first = simulate(*make_schedule("mixed", params), params);
