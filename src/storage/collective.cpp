@@ -25,21 +25,21 @@ int comm_size(MPI_Comm comm) {
   return size;
 }
 
-void agree(MPI_Comm comm, const Verdict& verdict) {
+bool agree(MPI_Comm comm, const Verdict& verdict) {
   const int rank = comm_rank(comm);
   const int size = comm_size(comm);
   // MAX of (size - rank) finds the lowest rank with a kept failure, and the lowest failing
-  // rank; MAX of h and of ~h compare layouts.
+  // rank; MAX of h and of ~h compare layouts; MAX of "no" finds whether any rank said no.
   const auto flag = [&](bool set) { return set ? static_cast<std::uint64_t>(size - rank) : 0u; };
-  const std::array<std::uint64_t, 4> mine = {flag(verdict.kept.has_value()),
+  const std::array<std::uint64_t, 5> mine = {flag(verdict.kept.has_value()),
                                              flag(verdict.local.has_value()), verdict.layout,
-                                             ~verdict.layout};
-  std::array<std::uint64_t, 4> all{};
-  mpi_check(MPI_Allreduce(mine.data(), all.data(), 4, MPI_UINT64_T, MPI_MAX, comm),
+                                             ~verdict.layout, verdict.yes ? 0u : 1u};
+  std::array<std::uint64_t, 5> all{};
+  mpi_check(MPI_Allreduce(mine.data(), all.data(), 5, MPI_UINT64_T, MPI_MAX, comm),
             "MPI_Allreduce (agreeing on failure)");
   if (all[0] == 0 && all[1] == 0) {
     if (all[2] != ~all[3]) throw Error(ErrorCode::InvalidArgument, verdict.mismatch);
-    return;
+    return all[4] == 0;
   }
   const bool kept = all[0] != 0;
   const std::optional<Error>& mine_failed = kept ? verdict.kept : verdict.local;

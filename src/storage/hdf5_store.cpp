@@ -119,6 +119,57 @@ std::string job_failure(const detail::JobResult& r, const IoJob& job,
          " failed: " + reason;
 }
 
+// Field names and global sizes, then scalar names: what every rank passes alike (the layout
+// hash checks it) and, with the ranks' blocks, what a checkpoint must match to take a slab's slot.
+std::string names_of(const CheckpointView& checkpoint) {
+  std::string out;
+  for (const auto& f : checkpoint.fields) {
+    out += std::string(f.name) + '\0' + std::to_string(f.global_size) + '\n';
+  }
+  for (const auto& scalar : checkpoint.scalars) out += "scalar " + std::string(scalar.name) + '\n';
+  return out;
+}
+
+// Throws Error(InvalidArgument), alike on every rank (they all hold every block), unless the
+// ranks' blocks of `field` tile [0, global_size) exactly.
+void check_tiling(const std::string& at, const FieldView& field,
+                  const std::vector<std::int64_t>& offsets,
+                  const std::vector<std::int64_t>& counts) {
+  struct Block {
+    std::int64_t begin, end;
+    std::size_t rank;
+  };
+  std::vector<Block> blocks;
+  for (std::size_t r = 0; r < offsets.size(); ++r) {
+    if (counts[r] > 0) blocks.push_back({offsets[r], offsets[r] + counts[r], r});
+  }
+  std::sort(blocks.begin(), blocks.end(),
+            [](const Block& a, const Block& b) { return a.begin < b.begin; });
+  std::int64_t end = 0;
+  std::string problem;
+  for (std::size_t i = 0; i < blocks.size() && problem.empty(); ++i) {
+    const Block& b = blocks[i];
+    const std::string range = "rank " + std::to_string(b.rank) + "'s block [" +
+                              std::to_string(b.begin) + ", " + std::to_string(b.end) + ")";
+    if (b.begin < end)
+      problem = range + " overlaps the block before it, which ends at " + std::to_string(end);
+    if (b.begin > end)
+      problem = "nothing covers [" + std::to_string(end) + ", " + std::to_string(b.begin) +
+                ") before " + range;
+    end = b.end;
+  }
+  if (problem.empty() && end != field.global_size) {
+    problem = "the blocks end at " + std::to_string(end) + " but the global size is " +
+              std::to_string(field.global_size);
+  }
+  if (!problem.empty()) {
+    throw Error(ErrorCode::InvalidArgument,
+                at + ": field '" + std::string(field.name) +
+                    "': the ranks' blocks must tile [0, global_size) exactly: " + problem +
+                    "; check each rank's offset and size");
+  }
+}
+
 }  // namespace
 
 struct Hdf5Store::Impl {
@@ -134,8 +185,10 @@ struct Hdf5Store::Impl {
   // gives it back when erased, so HDF5 creates objects only when a slab is added, and a put or
   // erase of a small checkpoint costs no metadata at all.
   struct Slab {
-    std::string name;   ///< "slab_3"
-    std::string shape;  ///< what a checkpoint must match to take a slot (see put)
+    std::string name;       ///< "slab_3"
+    std::size_t shape = 0;  ///< index in Impl::shapes: what a checkpoint must match for a slot
+    std::string names;      ///< field names, global sizes and scalar names (names_of)
+    std::vector<std::vector<std::int64_t>> offsets, counts;  ///< [field][rank]: the blocks
     std::vector<std::string> fields, scalar_names;
     std::int64_t slots = 0;
     std::vector<std::int64_t> base;    ///< file address of each field's dataset (0: empty)
@@ -185,6 +238,7 @@ struct Hdf5Store::Impl {
   std::int64_t extents_end = 0;  ///< the largest end of a dataset extent HDF5 handed out
   std::map<Key, Entry> entries;
   std::vector<Slab> slabs;
+  std::vector<std::string> shapes;  ///< every shape a slab was made for: names and all blocks
   StoreStats stats;
   std::string failure;        ///< non-empty once a failure made the store unusable (agreed)
   std::optional<Error> kept;  ///< this rank's failure off the collective path, not yet agreed
@@ -231,10 +285,13 @@ struct Hdf5Store::Impl {
   // The agreement every collective call makes, with this rank's kept failure in it: a kept
   // failure on any rank makes the store unusable on every rank (so does any failure with
   // OnFailure::Unusable). Every rank throws the same error.
-  void agree_here(std::optional<Error> local, OnFailure on_failure = OnFailure::CarryOn,
-                  std::uint64_t layout = 0, const std::string& mismatch = {}) {
+  // Returns whether every rank's `yes` is true (Verdict::yes).
+  bool agree_here(std::optional<Error> local, OnFailure on_failure = OnFailure::CarryOn,
+                  std::uint64_t layout = 0, const std::string& mismatch = {}, bool yes = true) {
     try {
-      agree(comm, Verdict{std::move(local), kept, layout, mismatch});
+      Verdict v{std::move(local), kept, layout, mismatch};
+      v.yes = yes;
+      return agree(comm, v);
     } catch (const KeptFailure& e) {
       failure = e.what();
       kept.reset();  // reported; the store refuses further calls on every rank
@@ -434,8 +491,7 @@ struct Hdf5Store::Impl {
 
   // Collective: the group of a new slab, its per-slot attributes and one dataset per field,
   // allocated now (see the top of the file); fills in slab.base.
-  void create_slab(Slab& slab, const std::vector<std::vector<std::int64_t>>& offsets,
-                   const std::vector<std::vector<std::int64_t>>& counts) {
+  void create_slab(Slab& slab) {
     Hid group =
         make_hid(H5Gcreate2(file.get(), slab.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                  H5Gclose, "H5Gcreate2('" + slab.name + "')");
@@ -459,8 +515,8 @@ struct Hdf5Store::Impl {
                        H5Dclose, "H5Dcreate2('" + name + "')");
       detail::attribute_i64(d.get(), "index", static_cast<std::int64_t>(f));
       detail::attribute_i64(d.get(), "global_size", slab.global[f]);
-      detail::attribute_i64s(d.get(), "rank_offsets", offsets[f]);
-      detail::attribute_i64s(d.get(), "rank_counts", counts[f]);
+      detail::attribute_i64s(d.get(), "rank_offsets", slab.offsets[f]);
+      detail::attribute_i64s(d.get(), "rank_counts", slab.counts[f]);
       detail::attribute_u64s(d.get(), "rank_checksums", slab.checksums[f]);  // at the seal
       if (slab.global[f] > 0) {  // an empty dataset has no storage
         const haddr_t address = H5Dget_offset(d.get());
@@ -791,92 +847,81 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   const std::string at = detail::where(kStore, "put", key, -1);
   Impl::Entry entry;
   std::shared_ptr<detail::StagingPool::Lease> buffer;
-  s.agree_here(capture([&] {
-                 if (contains(key)) detail::throw_duplicate(kStore, key, s.rank);
-                 detail::validate_put(kStore, key, checkpoint, s.rank);
-                 entry.layout = detail::layout_of(checkpoint);
-                 entry.behind = s.behind(checkpoint);
-                 if (!entry.behind) return;
-                 // Copied before anything collective, so a failure here is agreed on too.
-                 detail::StagingPool::Wait waited;
-                 buffer = std::make_shared<detail::StagingPool::Lease>(
-                     s.pool->acquire(static_cast<std::size_t>(entry.layout.doubles()),
-                                     detail::StagingPool::Use::Write, &waited));
-                 s.note_blocked(waited);
-                 detail::pack(checkpoint, buffer->span());
-               }),
-               Impl::OnFailure::UnusableIfIo, detail::layout_hash(checkpoint),
-               at + ": the ranks passed different checkpoint layouts (field names or global "
-                    "sizes, scalar names or values differ between ranks); every rank must pass "
-                    "the same fields and scalars, each with its own block");
-
-  // Every rank learns every block: the ranks' blocks must tile each field, and the attributes
-  // are written collectively.
+  std::optional<Error> local = capture([&] {
+    if (contains(key)) detail::throw_duplicate(kStore, key, s.rank);
+    detail::validate_put(kStore, key, checkpoint, s.rank);
+    entry.layout = detail::layout_of(checkpoint);
+    entry.behind = s.behind(checkpoint);
+    if (!entry.behind) return;
+    // Copied before anything collective, so a failure here is agreed on too.
+    detail::StagingPool::Wait waited;
+    buffer = std::make_shared<detail::StagingPool::Lease>(
+        s.pool->acquire(static_cast<std::size_t>(entry.layout.doubles()),
+                        detail::StagingPool::Use::Write, &waited));
+    s.note_blocked(waited);
+    detail::pack(checkpoint, buffer->span());
+  });
+  // The last slab made for these names (every rank holds the same slabs): if every rank's blocks
+  // are its blocks, the same agreement says so, and nobody needs the others' blocks.
   const std::size_t nf = checkpoint.fields.size();
-  std::vector<std::int64_t> mine(2 * nf);
-  for (std::size_t f = 0; f < nf; ++f) {
-    mine[2 * f] = checkpoint.fields[f].offset;
-    mine[2 * f + 1] = static_cast<std::int64_t>(checkpoint.fields[f].data.size());
+  const std::string names = names_of(checkpoint);
+  std::optional<std::size_t> last;
+  for (std::size_t k = 0; k < s.slabs.size(); ++k) {
+    if (s.slabs[k].names == names) last = k;
   }
-  std::vector<std::int64_t> all(2 * nf * static_cast<std::size_t>(s.size));
-  mpi_check(MPI_Allgather(mine.data(), static_cast<int>(2 * nf), MPI_INT64_T, all.data(),
-                          static_cast<int>(2 * nf), MPI_INT64_T, s.comm),
-            "MPI_Allgather (blocks)");
-  std::vector<std::vector<std::int64_t>> offsets(nf), counts(nf);
-  for (std::size_t f = 0; f < nf; ++f) {
-    struct Block {
-      std::int64_t begin, end;
-      int rank;
-    };
-    std::vector<Block> blocks;
-    for (int r = 0; r < s.size; ++r) {
-      const std::int64_t* b = &all[2 * (static_cast<std::size_t>(r) * nf + f)];
-      offsets[f].push_back(b[0]);
-      counts[f].push_back(b[1]);
-      if (b[1] > 0) blocks.push_back({b[0], b[0] + b[1], r});
+  bool mine_fit = !local && last.has_value();
+  for (std::size_t f = 0; mine_fit && f < nf; ++f) {
+    const auto r = static_cast<std::size_t>(s.rank);
+    mine_fit =
+        s.slabs[*last].offsets[f][r] == checkpoint.fields[f].offset &&
+        s.slabs[*last].counts[f][r] == static_cast<std::int64_t>(checkpoint.fields[f].data.size());
+  }
+  const bool all_fit = s.agree_here(
+      std::move(local), Impl::OnFailure::UnusableIfIo, detail::layout_hash(checkpoint),
+      at + ": the ranks passed different checkpoint layouts (field names or global sizes, scalar "
+           "names or values differ between ranks); every rank must pass the same fields and "
+           "scalars, each with its own block",
+      mine_fit);
+
+  std::size_t shape = 0;
+  std::vector<std::vector<std::int64_t>> offsets, counts;
+  if (all_fit) {
+    shape = s.slabs[*last].shape;
+  } else {
+    // Every rank learns every block: the ranks' blocks must tile each field.
+    std::vector<std::int64_t> mine(2 * nf);
+    for (std::size_t f = 0; f < nf; ++f) {
+      mine[2 * f] = checkpoint.fields[f].offset;
+      mine[2 * f + 1] = static_cast<std::int64_t>(checkpoint.fields[f].data.size());
     }
-    std::sort(blocks.begin(), blocks.end(),
-              [](const Block& a, const Block& b) { return a.begin < b.begin; });
-    std::int64_t end = 0;
-    std::string problem;
-    for (std::size_t i = 0; i < blocks.size() && problem.empty(); ++i) {
-      const Block& b = blocks[i];
-      const std::string range = "rank " + std::to_string(b.rank) + "'s block [" +
-                                std::to_string(b.begin) + ", " + std::to_string(b.end) + ")";
-      if (b.begin < end)
-        problem = range + " overlaps the block before it, which ends at " + std::to_string(end);
-      if (b.begin > end)
-        problem = "nothing covers [" + std::to_string(end) + ", " + std::to_string(b.begin) +
-                  ") before " + range;
-      end = b.end;
+    std::vector<std::int64_t> all(2 * nf * static_cast<std::size_t>(s.size));
+    mpi_check(MPI_Allgather(mine.data(), static_cast<int>(2 * nf), MPI_INT64_T, all.data(),
+                            static_cast<int>(2 * nf), MPI_INT64_T, s.comm),
+              "MPI_Allgather (blocks)");
+    offsets.resize(nf);
+    counts.resize(nf);
+    for (std::size_t f = 0; f < nf; ++f) {
+      for (int r = 0; r < s.size; ++r) {
+        const std::int64_t* b = &all[2 * (static_cast<std::size_t>(r) * nf + f)];
+        offsets[f].push_back(b[0]);
+        counts[f].push_back(b[1]);
+      }
+      check_tiling(at, checkpoint.fields[f], offsets[f], counts[f]);
     }
-    const std::int64_t global = checkpoint.fields[f].global_size;
-    if (problem.empty() && end != global) {
-      problem = "the blocks end at " + std::to_string(end) + " but the global size is " +
-                std::to_string(global);
+    // The shape: the names and every block; every rank builds the same string.
+    std::string text = names;
+    for (std::size_t f = 0; f < nf; ++f) {
+      for (int r = 0; r < s.size; ++r) {
+        text += ' ' + std::to_string(offsets[f][static_cast<std::size_t>(r)]) + ':' +
+                std::to_string(counts[f][static_cast<std::size_t>(r)]);
+      }
+      text += '\n';
     }
-    if (!problem.empty()) {
-      throw Error(ErrorCode::InvalidArgument,
-                  at + ": field '" + std::string(checkpoint.fields[f].name) +
-                      "': the ranks' blocks must tile [0, global_size) exactly: " + problem +
-                      "; check each rank's offset and size");
-    }
+    shape = static_cast<std::size_t>(std::find(s.shapes.begin(), s.shapes.end(), text) -
+                                     s.shapes.begin());
+    if (shape == s.shapes.size()) s.shapes.push_back(std::move(text));
   }
 
-  // The slab this checkpoint's shape goes to: every rank knows every block by now, so every
-  // rank picks the same slab and slot.
-  std::string shape;
-  for (std::size_t f = 0; f < nf; ++f) {
-    shape += std::string(checkpoint.fields[f].name) + '\0' +
-             std::to_string(checkpoint.fields[f].global_size);
-    for (int r = 0; r < s.size; ++r) {
-      shape += ' ' + std::to_string(offsets[f][static_cast<std::size_t>(r)]) + ':' +
-               std::to_string(counts[f][static_cast<std::size_t>(r)]);
-    }
-    shape += '\n';
-  }
-  for (const auto& scalar : checkpoint.scalars)
-    shape += "scalar " + std::string(scalar.name) + '\n';
   std::optional<std::size_t> found;
   std::int64_t alike = 0;  // slots of this shape already
   for (std::size_t k = 0; k < s.slabs.size(); ++k) {
@@ -900,6 +945,14 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     Impl::Slab slab;
     slab.name = "slab_" + std::to_string(s.slabs.size());
     slab.shape = shape;
+    slab.names = names;
+    if (all_fit) {  // a full slab of a known shape: its blocks
+      slab.offsets = s.slabs[*last].offsets;
+      slab.counts = s.slabs[*last].counts;
+    } else {
+      slab.offsets = std::move(offsets);
+      slab.counts = std::move(counts);
+    }
     slab.slots = slots;
     slab.free = slots;
     slab.used.assign(static_cast<std::size_t>(slots), 0);
@@ -919,7 +972,7 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     slab.base.assign(nf, 0);
     s.collective(at + ": creating " + slab.name + " (" + std::to_string(slots) +
                      " checkpoint(s)) in '" + s.partial_path + "'",
-                 [&] { s.create_slab(slab, offsets, counts); });
+                 [&] { s.create_slab(slab); });
     s.slabs.push_back(std::move(slab));
     found = s.slabs.size() - 1;
   }

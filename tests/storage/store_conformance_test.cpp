@@ -232,6 +232,34 @@ TEST_P(StoreConformance, PutChecksItsArguments) {
   }
 }
 
+// Checkpoints with the same fields spread differently over the ranks (some ranks' blocks alike,
+// others not) are kept apart, and each reads back bitwise, as slots are freed and taken again.
+TEST_P(StoreConformance, OneShapeSpreadInSeveralWaysReadsBack) {
+  auto store = make(config());
+  const int size = world_size();
+  // a: rank r owns 10 + r; b: the same, with ranks 1 and 2 (0 and 1 on two ranks) swapped.
+  const Distribution a{[](int r) -> std::int64_t { return 10 + r; }};
+  const Distribution b{[size](int r) -> std::int64_t {
+    const int lo = size >= 3 ? 1 : 0;
+    const int other = r == lo ? lo + 1 : r == lo + 1 ? lo : r;
+    return 10 + (size >= 2 ? other : r);
+  }};
+  std::vector<TestCheckpoint> cps(8);
+  for (int i = 0; i < 8; ++i) cps[i].add("u", i % 3 == 1 ? b : a, 100 + i);
+  for (int i = 0; i < 8; ++i) {
+    store->put(restart(i), cps[i].view());
+    if (i == 3) store->erase(restart(0));
+    if (i == 5) store->erase(restart(1));
+  }
+  for (int i = 2; i < 8; ++i) expect_bitwise(*store, restart(i), cps[i]);
+  store->erase(restart(4));  // a b-spread slot, taken again by an a-spread checkpoint
+  TestCheckpoint again;
+  again.add("u", a, 200);
+  store->put(restart(4), again.view());
+  expect_bitwise(*store, restart(4), again);
+  for (int i : {2, 3, 5, 6, 7}) expect_bitwise(*store, restart(i), cps[i]);
+}
+
 TEST_P(StoreConformance, CollectiveBlocksMustTile) {
   if (!disk()) GTEST_SKIP() << "a rank-local store does not see the other ranks' blocks";
   auto store = make(config());

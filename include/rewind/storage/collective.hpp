@@ -39,14 +39,18 @@ struct Verdict {
   /// one rank per group brings its group's agreed failure, out of `total` (0: the ranks).
   std::string unit = "rank";
   int total = 0;
+  /// This rank's answer to a yes/no question every rank asks itself in the same call; agree()
+  /// returns whether every rank said yes (in the same MPI_Allreduce).
+  bool yes = true;
 };
 
 /// Collective on `comm`. When some rank has a kept failure, every rank throws KeptFailure with
 /// the lowest such rank's code and message. Otherwise, when some rank failed, every rank throws
 /// the failure of the lowest failing rank (code and message), with a note of how many ranks
 /// failed. When none failed but `layout` differs between ranks, every rank throws
-/// Error(InvalidArgument, mismatch). One MPI_Allreduce when nothing failed.
-void agree(MPI_Comm comm, const Verdict& verdict);
+/// Error(InvalidArgument, mismatch). Returns whether every rank's `yes` is true. One
+/// MPI_Allreduce when nothing failed.
+bool agree(MPI_Comm comm, const Verdict& verdict);
 
 /// agree() with only a failure of this call, and optionally a layout.
 void agree(MPI_Comm comm, const std::optional<Error>& local, std::uint64_t layout = 0,
