@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -97,16 +98,6 @@ constexpr const char* kChecksum =
     "words through the lane step, remaining bytes h = (h ^ byte) * 0xBF58476D1CE4E5B9, and the "
     "splitmix64 finaliser (src/storage/checksum.cpp)";
 
-std::string kind_name(Kind kind) {
-  return kind == Kind::Restart ? "restart" : kind == Kind::Pullback ? "pullback" : "final";
-}
-
-// "restart_12", "pullback_12"; "run3_restart_12" for a key of run 3.
-std::string group_name(const Key& key) {
-  const std::string run = key.run != 0 ? "run" + std::to_string(key.run) + "_" : "";
-  return run + kind_name(key.kind) + "_" + std::to_string(key.step);
-}
-
 // The OS's reason for a failed job: "field 'u': pwrite of 160000 bytes at byte 4096 failed: File
 // too large".
 std::string job_failure(const detail::JobResult& r, const IoJob& job,
@@ -121,12 +112,18 @@ std::string job_failure(const detail::JobResult& r, const IoJob& job,
 
 // Field names and global sizes, then scalar names: what every rank passes alike (the layout
 // hash checks it) and, with the ranks' blocks, what a checkpoint must match to take a slab's slot.
+// Every name goes with its length, so no two different lists give the same text (a name may
+// hold any character but '/').
 std::string names_of(const CheckpointView& checkpoint) {
-  std::string out;
+  std::string out = std::to_string(checkpoint.fields.size()) + " fields\n";
   for (const auto& f : checkpoint.fields) {
-    out += std::string(f.name) + '\0' + std::to_string(f.global_size) + '\n';
+    out += std::to_string(f.name.size()) + ':' + std::string(f.name) + ' ' +
+           std::to_string(f.global_size) + '\n';
   }
-  for (const auto& scalar : checkpoint.scalars) out += "scalar " + std::string(scalar.name) + '\n';
+  out += std::to_string(checkpoint.scalars.size()) + " scalars\n";
+  for (const auto& scalar : checkpoint.scalars) {
+    out += std::to_string(scalar.name.size()) + ':' + std::string(scalar.name) + '\n';
+  }
   return out;
 }
 
@@ -193,6 +190,9 @@ struct Hdf5Store::Impl {
     std::int64_t slots = 0;
     std::vector<std::int64_t> base;    ///< file address of each field's dataset (0: empty)
     std::vector<std::int64_t> global;  ///< each field's global size
+    // Per slot: 0 free, 1 held, 2 erased while the file still calls it complete (free again
+    // once the next seal has written complete = 0: until then a killed run's file would pair
+    // the erased checkpoint's step and checksums with another checkpoint's bytes).
     std::vector<std::uint8_t> used;
     std::int64_t free = 0;
     // What the seal writes, per slot (every rank holds the same).
@@ -250,6 +250,14 @@ struct Hdf5Store::Impl {
   std::unique_ptr<detail::StagingPool> pool;  // async only
   std::deque<InFlight> in_flight;
   std::deque<detail::StagingPool::Wait> blocked;  // caller waits on this store, for overlap
+
+  // "restart 12 (slab_3, slot 5)": a checkpoint and where it lies in the file, for messages.
+  std::string located(const Key& key) const {
+    const auto it = entries.find(key);
+    if (it == entries.end()) return to_string(key);
+    return to_string(key) + " (" + slabs[it->second.slab].name + ", slot " +
+           std::to_string(it->second.slot) + ")";
+  }
 
   // Throws Error(Io) on every rank once the store is unusable (the state is the same on all
   // ranks, so no agreement is needed).
@@ -390,11 +398,10 @@ struct Hdf5Store::Impl {
           it->second.checksums = r.checksums;
           it->second.write.reset();
           if (r.error != 0 && !kept) {
-            kept.emplace(ErrorCode::Io,
-                         detail::where(kStore, "put", f.key, rank) +
-                             ": the background write of checkpoint '" + group_name(f.key) +
-                             "' to '" + partial_path +
-                             "' failed: " + job_failure(r, f.job, it->second.layout) + io_hint());
+            kept.emplace(ErrorCode::Io, detail::where(kStore, "put", f.key, rank) +
+                                            ": the background write of checkpoint " +
+                                            located(f.key) + " to '" + partial_path + "' failed: " +
+                                            job_failure(r, f.job, it->second.layout) + io_hint());
           }
         }
       } else if (f.job.kind == IoJob::Kind::Sync) {
@@ -412,6 +419,22 @@ struct Hdf5Store::Impl {
       note_blocked({from, SteadyClock::now()});
     }
     reap();
+  }
+
+  // Puts this rank's data on disk (fsync) before a seal marks it complete. Rank-local: a failure
+  // is kept, and the agreement before the seal reports it on every rank.
+  void sync_data() {
+    IoJob sync;
+    sync.kind = IoJob::Kind::Sync;
+    sync.fd = fd;
+    if (async) {
+      submit(Key{}, std::move(sync));
+      drain();
+    } else {
+      const detail::JobResult r = detail::run_job(sync);
+      account(r, false);
+      keep_sync_failure(r);
+    }
   }
 
   // Waits for every job of this store.
@@ -453,8 +476,8 @@ struct Hdf5Store::Impl {
   void keep_read_failure(const Key& key, const detail::JobResult& r, const IoJob& job,
                          const Entry& e) {
     if (kept) return;
-    kept.emplace(ErrorCode::Io, detail::where(kStore, "get", key, rank) + ": reading checkpoint '" +
-                                    group_name(key) + "' from '" + partial_path +
+    kept.emplace(ErrorCode::Io, detail::where(kStore, "get", key, rank) + ": reading checkpoint " +
+                                    located(key) + " from '" + partial_path +
                                     "' failed: " + job_failure(r, job, e.layout));
   }
 
@@ -469,8 +492,8 @@ struct Hdf5Store::Impl {
                     static_cast<unsigned long long>(e.checksums[f]),
                     static_cast<unsigned long long>(read[f]));
       return Error(ErrorCode::Corrupt,
-                   detail::where(kStore, "get", key, rank) + ": checkpoint '" + group_name(key) +
-                       "' in '" + partial_path + "' is corrupt: field '" + field.name + "', rank " +
+                   detail::where(kStore, "get", key, rank) + ": checkpoint " + located(key) +
+                       " in '" + partial_path + "' is corrupt: field '" + field.name + "', rank " +
                        std::to_string(rank) + "'s block [" + std::to_string(field.offset) + ", " +
                        std::to_string(field.offset + field.size) +
                        ") fails its checksum (written " + hex +
@@ -580,6 +603,13 @@ struct Hdf5Store::Impl {
                  }
                });
     for (Entry* e : open) e->sealed = true;
+    for (Slab& slab : slabs) {
+      for (auto& u : slab.used) {
+        if (u != 2) continue;
+        u = 0;
+        slab.free += 1;
+      }
+    }
   }
 
   // The per-slot attributes of a slab's group: created with the slab, rewritten at a seal.
@@ -640,6 +670,40 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
   mpi_check(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   s.rank = comm_rank(s.comm);
   s.size = comm_size(s.comm);
+  // How a put moves its bytes decides how many agreements it makes, and the staging pool which
+  // checkpoints are prefetched: settings that differ between ranks would pair one rank's
+  // collective calls with another's.
+  {
+    const std::array<std::int64_t, 3> mine = {config.async_io ? 1 : 0, config.inline_io_bytes,
+                                              config.max_staged_bytes};
+    std::array<std::int64_t, 6> both{}, all{};
+    for (std::size_t i = 0; i < 3; ++i) {
+      both[i] = mine[i];
+      both[3 + i] = -mine[i];
+    }
+    std::string differ;
+    try {
+      mpi_check(MPI_Allreduce(both.data(), all.data(), 6, MPI_INT64_T, MPI_MAX, s.comm),
+                "MPI_Allreduce (store settings)");
+    } catch (...) {
+      MPI_Comm_free(&s.comm);
+      throw;
+    }
+    const char* names[] = {"StoreConfig::async_io", "StoreConfig::inline_io_bytes",
+                           "StoreConfig::max_staged_bytes"};
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (all[i] != -all[3 + i]) {
+        differ += std::string(differ.empty() ? "" : ", ") + names[i] + " (" +
+                  std::to_string(-all[3 + i]) + " to " + std::to_string(all[i]) + ")";
+      }
+    }
+    if (!differ.empty()) {
+      MPI_Comm_free(&s.comm);
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string(kStore) + ": the ranks passed different settings: " + differ +
+                      "; every rank must pass the same");
+    }
+  }
 
   std::optional<Error> local;
   std::string base;
@@ -807,6 +871,8 @@ void Hdf5Store::close() {
   BlockFileSizeSignal no_sigxfsz;
   // No job may be in flight when HDF5 closes the file (it may truncate it to its allocated end).
   s.drain();
+  // A kept file is sealed below: its data goes to disk first, as in flush().
+  if (s.keep && !s.abandoned && s.failure.empty() && !s.kept) s.sync_data();
   std::optional<Error> result;
   try {
     // A kept file is sealed and its metadata written: room for them first.
@@ -998,8 +1064,8 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   }
   if (!entry.behind) {
     // Straight from the caller's buffers: no staging copy. Agreed on, as the bytes move here.
-    s.collective(at + ": writing checkpoint '" + group_name(key) + "' to " + slab.name + " in '" +
-                     s.partial_path + "'",
+    s.collective(at + ": writing checkpoint " + to_string(key) + " to " + slab.name + ", slot " +
+                     std::to_string(slot) + " in '" + s.partial_path + "'",
                  [&] {
                    IoJob job;
                    job.kind = IoJob::Kind::Write;
@@ -1127,11 +1193,13 @@ void Hdf5Store::erase(const Key& key) {
   Impl::Entry& e = it->second;
   Impl::Slab& slab = s.slabs[e.slab];
   const auto j = static_cast<std::size_t>(e.slot);
-  slab.used[j] = 0;
-  slab.free += 1;
-  if (slab.complete[j] != 0) {  // the file says sealed: the next seal says erased
+  if (slab.complete[j] != 0) {  // the file says sealed: free once the next seal says erased
+    slab.used[j] = 2;
     slab.complete[j] = 0;
     slab.dirty = true;
+  } else {
+    slab.used[j] = 0;
+    slab.free += 1;
   }
   const std::int64_t bytes = e.layout.bytes();
   s.entries.erase(it);
@@ -1190,17 +1258,7 @@ void Hdf5Store::flush() {
   Impl& s = *impl_;
   s.check_usable("flush", nullptr);
   // The data is on disk before the seal marks it complete.
-  IoJob sync;
-  sync.kind = IoJob::Kind::Sync;
-  sync.fd = s.fd;
-  if (s.async) {
-    s.submit(Key{}, std::move(sync));
-    s.drain();
-  } else {
-    const detail::JobResult r = detail::run_job(sync);
-    s.account(r, false);
-    s.keep_sync_failure(r);
-  }
+  s.sync_data();
   s.agree_here(capture([&] { s.make_room(0, std::string(kStore) + ", flush"); }),
                Impl::OnFailure::UnusableIfIo);
   s.seal();
@@ -1241,10 +1299,13 @@ std::int64_t Hdf5Store::field_file_offset(const Key& key, std::string_view field
   const Impl::Entry& e = s.entries.at(key);
   const Impl::Slab& slab = s.slabs[e.slab];
   for (std::size_t f = 0; f < slab.fields.size(); ++f) {
-    if (slab.fields[f] == field) return slab.base[f] + 8 * e.slot * slab.global[f];
+    if (slab.fields[f] == field && slab.global[f] > 0) {
+      return slab.base[f] + 8 * e.slot * slab.global[f];
+    }
   }
-  throw Error(ErrorCode::InvalidArgument, std::string(kStore) + ": checkpoint '" + group_name(key) +
-                                              "' has no field '" + std::string(field) + "'");
+  throw Error(ErrorCode::InvalidArgument, std::string(kStore) + ": checkpoint " + s.located(key) +
+                                              " has no field '" + std::string(field) +
+                                              "' with data in the file");
 }
 
 }  // namespace rwd::storage

@@ -526,11 +526,15 @@ TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {
 
 // A sealed checkpoint that is erased is not complete after the next seal, and a checkpoint that
 // takes its slot is sealed anew: the file never pairs one checkpoint's step with another's data.
-TEST(Hdf5Seal, AnErasedSealedSlotIsReusedAndSealedAnew) {
+// A sealed checkpoint that is erased keeps its slot until the next seal has written
+// complete = 0 for it; only then does another checkpoint take the slot, and that one is sealed
+// anew. So the file, copied at any moment (a killed run), never pairs one checkpoint's step and
+// checksums with another's bytes.
+TEST(Hdf5Seal, AnErasedSealedSlotIsReusedOnlyAfterTheNextSeal) {
   ScratchDir dir;
-  std::string kept;
+  std::string kept, copy = dir.path() + "/copy.h5";
   std::vector<TestCheckpoint> cps;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     cps.emplace_back();
     cps.back().add("u", Distribution{[](int r) -> std::int64_t { return 10 + r; }}, 40 + i);
   }
@@ -542,21 +546,58 @@ TEST(Hdf5Seal, AnErasedSealedSlotIsReusedAndSealedAnew) {
     store->flush();  // seals restart 0 in slab_0, slot 0
     const std::int64_t slot0 = store->sealed_blocks(restart(0))[0].at;
     store->erase(restart(0));
-    store->put(restart(5), cps[1].view());  // takes slot 0 again
-    store->put(restart(6), cps[2].view());
+    store->put(restart(5), cps[1].view());  // not into slot 0: the file still calls it complete
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) std::filesystem::copy_file(store->path(), copy);  // a kill, here
+    MPI_Barrier(MPI_COMM_WORLD);
+    store->flush();  // seals restart 5, and says slot 0 is erased
+    EXPECT_NE(store->sealed_blocks(restart(5))[0].at, slot0);
+    store->put(restart(6), cps[2].view());  // now slot 0 is free
     store->flush();
-    EXPECT_EQ(store->sealed_blocks(restart(5))[0].at, slot0) << "the freed slot was not reused";
-    EXPECT_EQ(store->sealed_blocks(restart(5))[0].checksum,
-              detail::checksum(std::span<const double>(cps[1].fields[0].data)));
-    store->erase(restart(6));
+    EXPECT_EQ(store->sealed_blocks(restart(6))[0].at, slot0) << "the freed slot was not reused";
+    EXPECT_EQ(store->sealed_blocks(restart(6))[0].checksum,
+              detail::checksum(std::span<const double>(cps[2].fields[0].data)));
+    store->put(restart(7), cps[3].view());
+    store->erase(restart(7));  // never sealed: its slot is free at once
+    store->erase(restart(5));
     kept = store->final_path();
-  }  // close seals: restart 6 is no longer complete
-  const std::vector<std::uint64_t> sums5 = every_ranks_checksum(cps[1]);
+  }  // close seals: restart 5 is no longer complete
+  const std::vector<std::uint64_t> sums0 = every_ranks_checksum(cps[0]);
+  const std::vector<std::uint64_t> sums6 = every_ranks_checksum(cps[2]);
   if (world_rank() != 0) return;
+  // The copy taken between the erase and the next seal: restart 0 complete, with its checksums
+  // (and its row untouched: restart 5 went to another slot, checked above).
+  const auto then = complete_restarts(copy);
+  ASSERT_EQ(then.size(), 1u);
+  ASSERT_EQ(then.count(0), 1u);
+  EXPECT_EQ(then.at(0), sums0);
   const auto complete = complete_restarts(kept);
-  ASSERT_EQ(complete.size(), 1u) << "only restart 5 is held";
-  ASSERT_EQ(complete.count(5), 1u);
-  EXPECT_EQ(complete.at(5), sums5);
+  ASSERT_EQ(complete.size(), 1u) << "only restart 6 is held";
+  ASSERT_EQ(complete.count(6), 1u);
+  EXPECT_EQ(complete.at(6), sums6);
+}
+
+// How a put moves its bytes decides how many agreements it makes: settings that differ
+// between ranks are refused by name when the store is made, before any file exists.
+TEST(Hdf5Settings, SettingsThatDifferBetweenRanksAreRefusedByName) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  ScratchDir dir;
+  for (const char* which :
+       {"StoreConfig::inline_io_bytes", "StoreConfig::async_io", "StoreConfig::max_staged_bytes"}) {
+    auto c = config(dir);
+    if (world_rank() == 1) {
+      if (std::string(which) == "StoreConfig::inline_io_bytes") c.inline_io_bytes += 4096;
+      if (std::string(which) == "StoreConfig::async_io") c.async_io = !c.async_io;
+      if (std::string(which) == "StoreConfig::max_staged_bytes") c.max_staged_bytes /= 2;
+    }
+    expect_error([&] { make(c); }, ErrorCode::InvalidArgument,
+                 {which, "the ranks passed different settings", "every rank must pass the same"});
+    EXPECT_TRUE(dir.files().empty()) << which;
+  }
+  auto store = make(config(dir));  // alike on every rank: fine
+  TestCheckpoint a(3);
+  store->put(restart(0), a.view());
+  expect_bitwise(*store, restart(0), a);
 }
 
 TEST(Hdf5FileSpace, FreedExtentsAreReusedSoTheFileTracksWhatIsHeld) {

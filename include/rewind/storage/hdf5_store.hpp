@@ -22,14 +22,16 @@ namespace rwd::storage {
 /// failure (an I/O error, abandon(), or destruction while an exception unwinds) it is deleted
 /// even with keep_files.
 ///
-/// Each checkpoint is a group `[run<r>_]<kind>_<step>` ("restart_12", "pullback_12") with one
-/// contiguous, early-allocated 1-D float64 dataset per field; each rank's block lies at its
-/// offset. The group's attributes are step, kind, run, ranks, fields, scalar:<name> for each
-/// scalar and complete; each dataset's are index (its position in the checkpoint), global_size,
-/// and rank_offsets, rank_counts, rank_checksums indexed by rank. rank_checksums and
-/// complete = 1 are written when the store seals its checkpoints, in flush() and close(), after
-/// the data is synced: a checkpoint with complete = 0 is never valid. The ranks' blocks of a
-/// field must tile [0, global_size) exactly.
+/// Checkpoints live in slabs (file format 4): a group `slab_<k>` holds one contiguous,
+/// early-allocated float64 dataset [slots, global_size] per field for checkpoints of one shape
+/// (field names, global sizes, every rank's block, scalar names); a checkpoint is one slot, a
+/// row of each dataset, and each rank's block lies at its offset in the row. The group's
+/// attributes are slots, ranks, fields and, per slot, step, kind, run, complete and
+/// scalar:<name>; each dataset's are index (its position in the checkpoint), global_size,
+/// rank_offsets and rank_counts indexed by rank, and rank_checksums (slots x ranks). Checksums
+/// and complete = 1 are written when the store seals its checkpoints, in flush() and in a close()
+/// that keeps the file, after the data is synced; a slot with complete = 0 is never valid. The
+/// ranks' blocks of a field must tile [0, global_size) exactly.
 ///
 /// Every HDF5 and MPI call is made on the thread that calls the store. The bytes of this rank's
 /// blocks move with POSIX pwrite/pread on the store's own descriptor of the file: with
@@ -50,8 +52,9 @@ namespace rwd::storage {
 /// unusable (later calls throw ErrorCode::Io); a bad argument or a checksum mismatch
 /// (ErrorCode::Corrupt) does not.
 ///
-/// erase unlinks the checkpoint's group; HDF5 reuses the freed file space for later datasets,
-/// so the file grows with the checkpoints held at once, not with the number ever written.
+/// erase frees the checkpoint's slot for a later checkpoint of its shape (a slot the file calls
+/// complete only after the next seal has said otherwise), so the file grows with the
+/// checkpoints held at once, not with the number ever written.
 class Hdf5Store final : public Store {
  public:
   /// Collective on config.comm. Throws Error(Io) on every rank when config.directory does not
@@ -79,7 +82,7 @@ class Hdf5Store final : public Store {
   /// StoreConfig::max_staged_bytes, a decision that depends only on the calls made, so every
   /// rank takes it alike. Does nothing with async_io off.
   void prefetch(const Key& key) override;
-  /// Collective. Waits for the checkpoint's pending write and prefetch, then unlinks its group.
+  /// Collective. Waits for the checkpoint's pending write and prefetch, then frees its slot.
   void erase(const Key& key) override;
   /// Not collective (every rank holds the same keys).
   bool contains(const Key& key) const override;
