@@ -638,6 +638,7 @@ struct Hdf5Store::Impl {
     if (fd >= 0) ::close(fd);
     fd = -1;
     ::unlink(partial_path.c_str());  // every such rank tries; the others find it gone
+    detail::unregister_partial(partial_path);
     if (lock_fd >= 0) ::close(lock_fd);
     lock_fd = -1;
     file.forget();
@@ -729,6 +730,7 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
     throw;
   }
   s.partial_path = base + ".h5.partial";
+  if (s.rank == 0) detail::register_partial(s.partial_path);
   s.final_path = base + ".h5";
   s.current_path = s.partial_path;
   s.directory = std::filesystem::path(base).parent_path().string();
@@ -858,6 +860,7 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
   }
   if (lock_fd >= 0) ::close(lock_fd);
   lock_fd = -1;
+  detail::unregister_partial(partial_path);
   closed = true;
   io.reset();
   MPI_Comm_free(&comm);

@@ -12,10 +12,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
 #include <regex>
+#include <set>
 #include <string_view>
 
 #include "rewind/error.hpp"
@@ -275,6 +278,57 @@ LiftFileSizeLimit::LiftFileSizeLimit() {
 
 LiftFileSizeLimit::~LiftFileSizeLimit() {
   if (lifted_) ::setrlimit(RLIMIT_FSIZE, &saved_);
+}
+
+namespace {
+
+std::mutex& partials_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::set<std::string>& live_partials() {
+  static auto* set = new std::set<std::string>();  // never destroyed: used at exit
+  return *set;
+}
+
+// The process that registered the files: a child forked without exec that calls exit() runs
+// the same handler, and must not remove its parent's live files.
+pid_t& registering_pid() {
+  static pid_t pid = 0;
+  return pid;
+}
+
+void remove_live_partials() noexcept {
+  const std::lock_guard<std::mutex> lock(partials_mutex());
+  if (::getpid() != registering_pid()) return;
+  for (const std::string& path : live_partials()) {
+    const int f = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (f >= 0) {
+      struct stat st {};
+      if (::fstat(f, &st) == 0 && st.st_nlink <= 1) {
+        [[maybe_unused]] const int rc = ::ftruncate(f, 0);  // best effort; unlinked below
+      }
+      ::close(f);
+    }
+    ::unlink(path.c_str());
+  }
+  live_partials().clear();
+}
+
+}  // namespace
+
+void register_partial(const std::string& path) {
+  static const bool registered = [] { return std::atexit([] { remove_live_partials(); }) == 0; }();
+  (void)registered;
+  const std::lock_guard<std::mutex> lock(partials_mutex());
+  registering_pid() = ::getpid();
+  live_partials().insert(path);
+}
+
+void unregister_partial(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(partials_mutex());
+  live_partials().erase(path);
 }
 
 }  // namespace rwd::storage::detail

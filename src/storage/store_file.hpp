@@ -34,6 +34,14 @@ ReservedFile reserve_file(const std::string& directory, const std::string& label
 /// Returns the names removed. Never throws; what cannot be checked is left alone.
 std::vector<std::string> remove_stale_partials(const std::string& directory);
 
+/// A live store's `.h5.partial` file, removed when the process exits (std::exit, or main
+/// returning) while it is still registered: a program that stops on an error without destroying
+/// its store (PETSc's error handling returns from main) leaves no partial file behind. Only this
+/// name goes; a file with another link (a resumable run's data file) keeps its data. Rank-local
+/// and thread-safe; unregister once the store has closed or removed the file.
+void register_partial(const std::string& path);
+void unregister_partial(const std::string& path);
+
 /// This host's name as it appears in the store's file names.
 std::string host_in_file_names();
 

@@ -4,10 +4,12 @@
 //
 //   stale-partial die KILL|TERM|INT <dir>   store a checkpoint, then raise the signal
 //   stale-partial clean <dir>               expect exactly that file; open a store; expect it gone
+//   stale-partial exit <dir>                store a checkpoint, then std::exit(3) (no destructor)
 #include <mpi.h>
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -46,6 +48,18 @@ int run(const std::vector<std::string>& args) {
     std::raise(sig);
     std::printf("die: still alive after SIG%s\n", args[1].c_str());
     return 3;
+  }
+  if (args.size() == 2 && args[0] == "exit") {
+    // A program that stops on an error without destroying its store (as PETSc's error handling
+    // returns from main): std::exit runs no destructor of the stack, but the file goes.
+    config.directory = args[1];
+    Hdf5Store store(config);
+    std::vector<double> data(1000, 2.5);
+    const std::vector<FieldView> fields = {{"u", data, 0, 1000}};
+    store.put(Key{1, Kind::Restart}, {fields, {}});
+    std::printf("exit: %s holds a checkpoint; exiting with status 3\n", store.path().c_str());
+    std::fflush(stdout);
+    std::exit(3);
   }
   if (args.size() == 2 && args[0] == "clean") {
     config.directory = args[1];
