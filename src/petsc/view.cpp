@@ -2,6 +2,7 @@
 #include <string>
 
 #include "private_access.hpp"
+#include "rewind/schedule/registry.hpp"
 #include "run_config.hpp"
 #include "trajectory_state.hpp"
 
@@ -46,6 +47,26 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
   }
+  if (o.max_cps_disk != 0) {
+    // A schedule that never places a checkpoint on disk: auto chose it as the cheapest, or the
+    // user named it, perhaps not knowing.
+    const auto& all = schedule::ScheduleRegistry::instance().list();
+    std::string disk_ones;
+    bool ram_only = false;
+    for (const auto& info : all) {
+      if (info.name == r.plan.schedule) ram_only = !info.uses_disk;
+      if (info.uses_disk) disk_ones += (disk_ones.empty() ? "" : ", ") + info.name;
+    }
+    if (ram_only) {
+      const std::string why = o.schedule == "auto"
+                                  ? " (the cheapest plan)"
+                                  : " (schedules that use it: auto, " + disk_ones + ")";
+      PetscCall(PetscViewerASCIIPrintf(
+          viewer, "    %s keeps every checkpoint in RAM: the disk budget is not used%s\n",
+          r.plan.schedule.c_str(), why.c_str()));
+    }
+  }
+
   if ((r.plan.schedule == "disk-mixed" || r.plan.schedule == "disk-revolve") && p.period > 0) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "    a disk checkpoint every %lld steps\n",
                                      (long long)p.period));
