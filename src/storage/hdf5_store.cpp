@@ -813,18 +813,8 @@ std::optional<Error> Hdf5Store::Impl::shut(bool keep_file) {
     std::optional<Error> removed;
     if (rank == 0) {
       removed = capture([&] {
-        const int f = ::open(partial_path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (f >= 0) {
-          // A file with another name (a resumable run's link, docs/resume.md) holds data that
-          // name stands for: only this name goes.
-          struct stat st {};
-          if (::fstat(f, &st) == 0 && st.st_nlink <= 1) {
-            [[maybe_unused]] const int rc = ::ftruncate(f, 0);  // best effort; unlinked below
-          }
-          ::close(f);
-        }
-        if (::unlink(partial_path.c_str()) != 0 && errno != ENOENT) {
-          const int err = errno;
+        // A file with another name (a resumable run's link) keeps its data: only this name goes.
+        if (const int err = detail::remove_file_name(partial_path); err != 0) {
           throw Error(ErrorCode::Io, std::string(kStore) + ": removing '" + partial_path +
                                          "' failed (" + std::strerror(err) + ")");
         }

@@ -302,21 +302,23 @@ pid_t& registering_pid() {
 void remove_live_partials() noexcept {
   const std::lock_guard<std::mutex> lock(partials_mutex());
   if (::getpid() != registering_pid()) return;
-  for (const std::string& path : live_partials()) {
-    const int f = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (f >= 0) {
-      struct stat st {};
-      if (::fstat(f, &st) == 0 && st.st_nlink <= 1) {
-        [[maybe_unused]] const int rc = ::ftruncate(f, 0);  // best effort; unlinked below
-      }
-      ::close(f);
-    }
-    ::unlink(path.c_str());
-  }
+  for (const std::string& path : live_partials()) remove_file_name(path);
   live_partials().clear();
 }
 
 }  // namespace
+
+int remove_file_name(const std::string& path) noexcept {
+  const int f = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (f >= 0) {
+    struct stat st {};
+    if (::fstat(f, &st) == 0 && st.st_nlink <= 1) {
+      [[maybe_unused]] const int rc = ::ftruncate(f, 0);  // best effort; unlinked below
+    }
+    ::close(f);
+  }
+  return ::unlink(path.c_str()) != 0 && errno != ENOENT ? errno : 0;
+}
 
 void register_partial(const std::string& path) {
   static const bool registered = [] { return std::atexit([] { remove_live_partials(); }) == 0; }();

@@ -34,6 +34,11 @@ ReservedFile reserve_file(const std::string& directory, const std::string& label
 /// Returns the names removed. Never throws; what cannot be checked is left alone.
 std::vector<std::string> remove_stale_partials(const std::string& directory);
 
+/// Removes the name `path`, emptying the file first unless another link holds its data (a
+/// resumable run's data file, docs/resume.md): its space comes back at once. Returns 0, or the
+/// errno of a failed unlink (a name already gone counts as removed). Never throws.
+int remove_file_name(const std::string& path) noexcept;
+
 /// A live store's `.h5.partial` file, removed when the process exits (std::exit, or main
 /// returning) while it is still registered: a program that stops on an error without destroying
 /// its store (PETSc's error handling returns from main) leaves no partial file behind. Only this

@@ -496,14 +496,21 @@ std::vector<std::uint64_t> every_ranks_checksum(const TestCheckpoint& c) {
   return all;
 }
 
+// `n` checkpoints of one field "u", rank r holding 10 + r values, seeded seed, seed + 1, ...
+std::vector<TestCheckpoint> field_u_checkpoints(int n, std::uint64_t seed) {
+  std::vector<TestCheckpoint> cps(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    cps[static_cast<std::size_t>(i)].add("u",
+                                         Distribution{[](int r) -> std::int64_t { return 10 + r; }},
+                                         seed + static_cast<std::uint64_t>(i));
+  }
+  return cps;
+}
+
 TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {
   ScratchDir dir;
   std::string kept;
-  std::vector<TestCheckpoint> cps;
-  for (int i = 0; i < 3; ++i) {
-    cps.emplace_back();
-    cps.back().add("u", Distribution{[](int r) -> std::int64_t { return 10 + r; }}, 20 + i);
-  }
+  std::vector<TestCheckpoint> cps = field_u_checkpoints(3, 20);
   {
     auto c = config(dir);
     c.keep_files = true;
@@ -524,8 +531,6 @@ TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {
   EXPECT_EQ(complete[2], sums2);
 }
 
-// A sealed checkpoint that is erased is not complete after the next seal, and a checkpoint that
-// takes its slot is sealed anew: the file never pairs one checkpoint's step with another's data.
 // A sealed checkpoint that is erased keeps its slot until the next seal has written
 // complete = 0 for it; only then does another checkpoint take the slot, and that one is sealed
 // anew. So the file, copied at any moment (a killed run), never pairs one checkpoint's step and
@@ -533,11 +538,7 @@ TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {
 TEST(Hdf5Seal, AnErasedSealedSlotIsReusedOnlyAfterTheNextSeal) {
   ScratchDir dir;
   std::string kept, copy = dir.path() + "/copy.h5";
-  std::vector<TestCheckpoint> cps;
-  for (int i = 0; i < 4; ++i) {
-    cps.emplace_back();
-    cps.back().add("u", Distribution{[](int r) -> std::int64_t { return 10 + r; }}, 40 + i);
-  }
+  std::vector<TestCheckpoint> cps = field_u_checkpoints(4, 40);
   {
     auto c = config(dir);
     c.keep_files = true;
