@@ -60,6 +60,17 @@ std::string error_of(TestStepper& s, const EngineConfig& c) {
   return {};
 }
 
+// Runs `c` (resuming if it says so) and expects store-all's bits, the step it went on from (-1:
+// from x_0) and no rewind file left in its directory. Returns the run's statistics.
+RunStats expect_bitwise_and_clean(TestStepper& s, const EngineConfig& c,
+                                  const std::vector<double>& reference, Step resumed_at) {
+  const auto [gradient, stats] = adjoint(s, c);
+  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
+  EXPECT_EQ(stats.resumed_at, resumed_at);
+  EXPECT_EQ(rewind_files(c.store.directory), 0);
+  return stats;
+}
+
 // Throws at adjoint step `at` on every rank, once.
 class FailsOnce final : public ForwardingStepper {
  public:
@@ -158,14 +169,11 @@ TEST(Resume, AFailedRunIsResumedFromItsLastDurableAdjointState) {
   EXPECT_TRUE(all_ranks(refused.find("not told to resume it") != std::string::npos)) << refused;
   EXPECT_TRUE(all_ranks(fs::exists(manifest_of(c))));
   c.resume.resume = true;
-  const auto [gradient, stats] = adjoint(l96, c);
-  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
-  EXPECT_EQ(stats.resumed_at, 15);
+  const RunStats stats = expect_bitwise_and_clean(l96, c, reference, 15);
   EXPECT_TRUE(stats.resumed_in_reverse);
   EXPECT_EQ(stats.adjoint_steps, 15);
   EXPECT_NE(stats.summary().find("resumed at step 15 of the reverse sweep"), std::string::npos);
   EXPECT_NE(stats.json().find("\"resumed_at\": 15"), std::string::npos);
-  EXPECT_EQ(rewind_files(c.store.directory), 0);
   // With nothing left to resume, resume starts at x_0.
   const auto [again, again_stats] = adjoint(l96, c);
   EXPECT_TRUE(all_ranks(bitwise_equal(again, reference)));
@@ -194,11 +202,7 @@ TEST(Resume, AResumeThatFailsLaterPutsTheKilledRunsManifestBack) {
                 what.find("the killed run's manifest is put back as it was") != std::string::npos))
       << what;
   EXPECT_EQ(manifest_text(c), killed);
-  l96.reset(0.0);
-  const auto [gradient, stats] = adjoint(l96, c);
-  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
-  EXPECT_EQ(stats.resumed_at, 15);
-  EXPECT_EQ(rewind_files(c.store.directory), 0);
+  expect_bitwise_and_clean(l96, c, reference, 15);
 }
 
 // Killed in its first sweep and resumed by a program whose model differs on one rank only: the
@@ -221,11 +225,7 @@ TEST(Resume, AResumedFirstSweepChecksTheProgramFirstOnEveryRank) {
                                   "durable state and reached another state") != std::string::npos))
       << what;
   EXPECT_EQ(manifest_text(c), text);
-  l96.reset(0.0);
-  const auto [gradient, stats] = adjoint(l96, c);
-  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
-  EXPECT_EQ(stats.resumed_at, 10);
-  EXPECT_EQ(rewind_files(c.store.directory), 0);
+  expect_bitwise_and_clean(l96, c, reference, 10);
 }
 
 // The usual shape of a program that reports an error and goes on: the Engine outlives the
@@ -249,10 +249,7 @@ TEST(Resume, AFailedRunWhoseEngineOutlivesTheErrorStaysResumable) {
     EXPECT_NE(what.find("the adjoint solver diverged"), std::string::npos) << what;
   }  // destroyed here, not while unwinding
   c.resume.resume = true;
-  const auto [gradient, stats] = adjoint(l96, c);
-  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
-  EXPECT_EQ(stats.resumed_at, 15);
-  EXPECT_EQ(rewind_files(c.store.directory), 0);
+  expect_bitwise_and_clean(l96, c, reference, 15);
 }
 
 TEST(Resume, AStepperThatChangesOnReplayIsStoppedNamingTheStep) {
@@ -273,10 +270,7 @@ TEST(Resume, AStepperThatChangesOnReplayIsStoppedNamingTheStep) {
   EngineConfig again = c;
   again.resume.resume = true;
   const auto [reference, ref_stats] = adjoint(l96, storeall_config());
-  const auto [gradient, stats] = adjoint(l96, again);
-  EXPECT_TRUE(all_ranks(bitwise_equal(gradient, reference)));
-  EXPECT_EQ(stats.resumed_at, -1);
-  EXPECT_EQ(rewind_files(c.store.directory), 0);
+  expect_bitwise_and_clean(l96, again, reference, -1);
 }
 
 TEST(Resume, BadSettingsAreRefusedSayingWhatToSet) {
