@@ -71,15 +71,14 @@ std::int64_t best_period(const ScheduleParams& p, const std::vector<double>& m) 
 
 class DiskMixedSchedule final : public Schedule {
  public:
-  // The table is built once: the period is chosen from its costs, and its choices drive the
-  // stream.
+  // One table (shared_mixed_table): the period is chosen from its costs, and its choices drive
+  // the stream.
   explicit DiskMixedSchedule(const ScheduleParams& p)
       : Schedule(p),
         table_(detail::shared_mixed_table((check_params(p), p.ram >= 1 ? p.steps : 1),
                                           p.ram >= 1 ? p.ram : 0)),
-        period_(p.period != 0
-                    ? std::min<std::int64_t>(p.period, p.steps)
-                    : best_period(p, p.ram >= 1 ? table_->costs() : segment_costs(p.steps, 0))),
+        period_(p.period != 0 ? std::min<std::int64_t>(p.period, p.steps)
+                              : best_period(p, segment_costs(p.steps, p.ram))),
         stream_(*table_) {
     const Step n = p.steps;
     const std::int64_t q = (n + period_ - 1) / period_;

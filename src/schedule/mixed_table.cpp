@@ -140,8 +140,7 @@ void MixedTable::build() {
 }
 
 void MixedTable::set(std::int64_t slots, Step length, std::uint32_t value) {
-  const auto i = static_cast<std::size_t>(slots) * static_cast<std::size_t>(n_ + 1) +
-                 static_cast<std::size_t>(length);
+  const std::size_t i = cell(slots, length);
   if (wide_.empty()) {
     narrow_[i] = static_cast<std::uint16_t>(value);
   } else {

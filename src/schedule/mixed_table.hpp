@@ -46,9 +46,12 @@ class MixedTable {
   std::vector<double> costs_;
   // The choices, (s + 1) rows of n + 1, in two bytes each while n fits (up to 65 535 steps),
   // else four: the table is most of a long run's memory that grows with n.
+  std::size_t cell(std::int64_t slots, Step length) const {
+    return static_cast<std::size_t>(slots) * static_cast<std::size_t>(n_ + 1) +
+           static_cast<std::size_t>(length);
+  }
   Step at(std::int64_t slots, Step length) const {
-    const auto i = static_cast<std::size_t>(slots) * static_cast<std::size_t>(n_ + 1) +
-                   static_cast<std::size_t>(length);
+    const std::size_t i = cell(slots, length);
     return wide_.empty() ? static_cast<Step>(narrow_[i]) : static_cast<Step>(wide_[i]);
   }
   void set(std::int64_t slots, Step length, std::uint32_t value);
