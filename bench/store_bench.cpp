@@ -2,10 +2,12 @@
 // (write-behind and prefetch on the process I/O thread) and off, against plain POSIX
 // pwrite/pread (+ fsync) of the same bytes at the same offsets, in the same run. Each checkpoint
 // is one field of `size` MiB split evenly over the ranks. Also: the checksum's speed on one core,
-// the per-put cost of small checkpoints, and how much I/O a computing solver hides.
+// the per-put cost of small checkpoints, and how much of its I/O a computing solver hides with
+// write-behind and prefetch (reads from the disk, not the page cache).
 //
 //   mpiexec -n 1 build/bin/rewind-bench-store
 //   mpiexec -n 2 build/bin/rewind-bench-store --sizes 8,64 --dir /scratch
+//   scripts/slow-disk.sh 200 /tmp -- mpiexec -n 2 build/bin/rewind-bench-store   # a 200 MB/s disk
 #include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -199,27 +201,114 @@ Row run_store(Case& c, const std::string& name, bool async) {
   return row;
 }
 
-// A time step that computes for `compute` seconds (sleeping, so the I/O thread has a core) and
-// then stores its checkpoint; returns the wall time of `reps` steps and the overlap the store
-// reports.
-std::pair<double, double> overlap(Case& c, bool async, double compute) {
-  auto store = make(c, "hdf5", async ? std::max<std::int64_t>(2 * c.n * 8, 8) : 0);
+// Drops this rank's cached pages of a store's file (its data was flushed, so they are clean): the
+// reads that follow come from the disk, not from memory.
+void evict(const Store& store) {
+  const int fd = ::open(store.path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) MPI_Abort(MPI_COMM_WORLD, 2);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void compute_for(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// Seconds of a forward sweep of `reps` steps, each computing for `compute` seconds (sleeping, so
+// the I/O thread has a core) and then putting its checkpoint, and one step more: in a run the
+// next step's computation is what hides the last write. An asynchronous store's writes are
+// waited for at the end (page cache, as the synchronous store leaves them).
+double forward(Case& c, Store& store, bool async, double compute) {
   std::vector<FieldView> fv;
-  if (async) {  // steady state, as in run_store()
-    for (int i = 0; i < 2; ++i) store->put(Key{i, Kind::Pullback}, c.view(fv));
-    for (int i = 0; i < 2; ++i) store->erase(Key{i, Kind::Pullback});
-  }
-  const double overlap_before = store->stats().overlap_seconds;
   quiesce();
-  const double total = timed([&] {
+  return timed([&] {
     const std::int64_t before = rwd::storage::detail::IoThread::jobs_finished();
     for (int i = 0; i < c.reps; ++i) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(compute));
-      store->put(Key{i, Kind::Restart}, c.view(fv));
+      compute_for(compute);
+      store.put(Key{i, Kind::Restart}, c.view(fv));
     }
+    compute_for(compute);
     if (async) drain(before, c.reps);
   });
-  return {total, store->stats().overlap_seconds - overlap_before};
+}
+
+// Seconds of the reverse sweep over what forward() wrote, from the disk: a step computes, then
+// gets the checkpoint below it; an asynchronous store starts reading it one step ahead.
+double reverse(Case& c, Store& store, bool async, double compute) {
+  store.flush();
+  evict(store);
+  std::vector<FieldSpan> fs;
+  const double t = timed([&] {
+    if (async) store.prefetch(Key{c.reps - 1, Kind::Restart});
+    compute_for(compute);
+    for (int i = c.reps - 1; i >= 0; --i) {
+      store.get(Key{i, Kind::Restart}, c.span(fs));
+      if (async && i > 0) store.prefetch(Key{i - 1, Kind::Restart});
+      compute_for(compute);
+    }
+  });
+  c.check();  // the last get was checkpoint 0, which holds the same bytes as every other
+  return t;
+}
+
+struct Sweeps {
+  double forward = 0, reverse = 0;  // seconds
+};
+
+// One forward and one reverse sweep. The previous round's checkpoints are erased first and the
+// erasures sealed, so their slots are reused, as in a long run (a first touch of new file pages
+// is slow on a VM, and would be measured instead of the disk).
+Sweeps sweeps(Case& c, Store& store, bool async, double write_compute, double read_compute) {
+  for (int i = 0; i < c.reps; ++i) {
+    if (store.contains(Key{i, Kind::Restart})) store.erase(Key{i, Kind::Restart});
+  }
+  store.flush();
+  Sweeps s;
+  s.forward = forward(c, store, async, write_compute);
+  s.reverse = reverse(c, store, async, read_compute);
+  return s;
+}
+
+// How much disk time write-behind and prefetch hide from a solver whose steps compute for longer
+// than their I/O takes. The synchronous store with no computation gives the sweeps' I/O time
+// alone (writes, and reads from the disk); each step then computes for 1.25 times a step's share,
+// and the two stores take turns (after one round each to warm up; medians of 3). Hidden is the
+// part of the I/O time alone that a store does not add to the computation. The synchronous store
+// hides some writes too: the page cache writes behind until it holds vm.dirty_bytes.
+void overlap(Case& c) {
+  auto sync = make(c, "hdf5", 0);
+  auto async = make(c, "hdf5", 2 * c.n * 8);  // two checkpoints: one being written, one staged
+  sweeps(c, *sync, false, 0.0, 0.0);
+  const Sweeps io = sweeps(c, *sync, false, 0.0, 0.0);
+  const double wc = 1.25 * io.forward / c.reps, rc = 1.25 * io.reverse / c.reps;
+  sweeps(c, *async, true, wc, rc);
+  constexpr int kRounds = 3;
+  std::vector<Sweeps> s, a;
+  for (int round = 0; round < kRounds; ++round) {
+    s.push_back(sweeps(c, *sync, false, wc, rc));
+    a.push_back(sweeps(c, *async, true, wc, rc));
+  }
+  if (rank != 0) return;
+  const auto median = [](const std::vector<Sweeps>& v, double Sweeps::*field) {
+    std::vector<double> x;
+    for (const Sweeps& e : v) x.push_back(e.*field);
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
+  const auto line = [&](const char* sweep, double compute, double Sweeps::*field) {
+    const double alone = io.*field;  // the sweep's I/O with no computation
+    const double computing = (c.reps + 1) * compute;
+    const double left_sync = median(s, field) - computing, left_async = median(a, field) - computing;
+    std::printf(
+        "overlap, %s: %d steps computing %.1f ms each (1.25 x a step's I/O alone), medians of %d: "
+        "I/O alone %.3f s; left over the computation: hdf5 %.3f s, hdf5 async %.3f s; hidden: "
+        "hdf5 %.0f %%, hdf5 async %.0f %%\n",
+        sweep, c.reps, 1e3 * compute, kRounds, alone, left_sync, left_async,
+        100.0 * (1.0 - left_sync / alone), 100.0 * (1.0 - left_async / alone));
+  };
+  line("writes", wc, &Sweeps::forward);
+  line("reads from disk", rc, &Sweeps::reverse);
 }
 
 // Per-put cost of small checkpoints (128 doubles per rank), where HDF5's metadata and the
@@ -331,7 +420,6 @@ int main(int argc, char** argv) {
       // Rounds run every store in turn. Each figure is the best round (the machine is shared;
       // interference only ever slows a round down), with the median write beside it.
       constexpr int kRounds = 5;
-      double compute = 0.0;  // seconds of simulated work per step in the overlap run
       std::vector<std::vector<Row>> rounds;
       for (int round = 0; round < kRounds; ++round) {
         // Each measurement runs twice and keeps the second: on a VM, memory left idle is handed
@@ -382,18 +470,8 @@ int main(int argc, char** argv) {
         const Row& h = rows[1];
         std::printf("HDF5/POSIX bandwidth: write %.2f, write+sync %.2f, read %.2f\n",
                     p.write / h.write, (p.write + p.sync) / (h.write + h.sync), p.read / h.read);
-        compute = h.write / c.reps;
       }
-      MPI_Bcast(&compute, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      const auto [sync_total, sync_hidden] = overlap(c, false, compute);
-      const auto [async_total, async_hidden] = overlap(c, true, compute);
-      if (rank == 0) {
-        std::printf(
-            "overlap: %d steps of (compute %.1f ms as sleep + put): hdf5 %.3f s, "
-            "hdf5 async %.3f s, overlap_seconds %.3f\n",
-            c.reps, 1e3 * compute, sync_total, async_total, async_hidden);
-      }
-      (void)sync_hidden;
+      overlap(c);
     }
   } catch (const rwd::Error& e) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
