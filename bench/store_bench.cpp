@@ -299,7 +299,8 @@ void overlap(Case& c) {
   const auto line = [&](const char* sweep, double compute, double Sweeps::*field) {
     const double alone = io.*field;  // the sweep's I/O with no computation
     const double computing = (c.reps + 1) * compute;
-    const double left_sync = median(s, field) - computing, left_async = median(a, field) - computing;
+    const double left_sync = median(s, field) - computing,
+                 left_async = median(a, field) - computing;
     std::printf(
         "overlap, %s: %d steps computing %.1f ms each (1.25 x a step's I/O alone), medians of %d: "
         "I/O alone %.3f s; left over the computation: hdf5 %.3f s, hdf5 async %.3f s; hidden: "
