@@ -101,10 +101,11 @@ std::vector<std::pair<std::string, std::uint64_t>> setting_hashes(const Recordin
     out.insert(out.end(), {{"StoresConfig::ram", hash_value(st->ram)},
                            {"StoresConfig::ram_bytes", hash_value(st->ram_bytes)},
                            {"StoresConfig::disk", hash_value(st->disk)},
-                           {"StoreConfig::directory", text(st->store.directory)},
+                           {n.directory, text(st->store.directory)},
                            {"StoreConfig::label", text(st->store.label)},
                            {"StoreConfig::keep_files", hash_value(st->store.keep_files)},
-                           {"StoreConfig::async_io", hash_value(st->store.async_io)},
+                           {n.async_io, hash_value(st->store.async_io)},
+                           {n.max_staged_bytes, hash_value(st->store.max_staged_bytes)},
                            {"StoresConfig::ram_store", text(st->ram_store)},
                            {"StoresConfig::disk_store", text(st->disk_store)}});
   }

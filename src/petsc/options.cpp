@@ -18,6 +18,9 @@ engine::SettingNames option_names() {
   n.no_pullback = "-ts_trajectory_solution_only";
   n.steps = "-ts_max_steps/-ts_max_time";
   n.pullback_data = "stages";
+  n.directory = "-ts_trajectory_dirname";
+  n.async_io = "-ts_trajectory_rewind_async";
+  n.max_staged_bytes = "-ts_trajectory_rewind_max_staged_bytes";
   return n;
 }
 
@@ -82,6 +85,11 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
                              "Write and read disk checkpoints on a background thread",
                              "TSTrajectoryRewindSetAsync", o.async, &o.async, NULL));
   PetscCall(PetscOptionsReal(
+      "-ts_trajectory_rewind_max_staged_bytes",
+      "Bytes a rank may hold in staging buffers for disk writes not yet done and reads done "
+      "ahead (with -ts_trajectory_rewind_async)",
+      "TSTrajectoryRewindSetAsync", o.max_staged_bytes, &o.max_staged_bytes, NULL));
+  PetscCall(PetscOptionsReal(
       "-ts_trajectory_rewind_ram_bytes", "RAM budget for checkpoints in bytes (0: none)",
       "TSTrajectoryRewindSetMaxCheckpoints", o.ram_bytes, &o.ram_bytes, NULL));
   PetscCall(PetscOptionsInt(
@@ -133,6 +141,11 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
       *out = v;
     }
   }
+  PetscCheck(std::isfinite((double)o.max_staged_bytes) && o.max_staged_bytes >= 1 &&
+                 o.max_staged_bytes <= 1e18,
+             comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_max_staged_bytes must be a number of bytes >= 1, got %g",
+             (double)o.max_staged_bytes);
   PetscCheck(std::isfinite((double)o.ram_bytes) && o.ram_bytes >= 0 && o.ram_bytes <= 1e18, comm,
              PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_ram_bytes must be a number of bytes >= 0 (0: no byte budget), "

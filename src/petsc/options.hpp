@@ -17,6 +17,8 @@ struct Options {
   PetscReal write_cost = 1.0;  ///< < 0: measure ("auto")
   PetscReal read_cost = 1.0;   ///< < 0: measure ("auto")
   PetscBool async = PETSC_TRUE;
+  /// StoreConfig::max_staged_bytes: staging buffers of the asynchronous disk store, per rank.
+  PetscReal max_staged_bytes = 256.0 * 1024 * 1024;
   PetscReal ram_bytes = 0;        ///< 0: not given
   PetscInt steps = 0;             ///< the step count, when TS cannot predict it (0: count it)
   PetscBool verify = PETSC_TRUE;  ///< recomputed states are checked against the first sweep

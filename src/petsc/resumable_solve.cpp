@@ -36,6 +36,7 @@ bool not_identity(const std::string& name) {
                                          "-ts_trajectory_monitor",
                                          "-ts_trajectory_view",
                                          "-ts_trajectory_rewind_async",
+                                         "-ts_trajectory_rewind_max_staged_bytes",
                                          "-log_",
                                          "-ts_monitor",
                                          "-ts_adjoint_monitor",

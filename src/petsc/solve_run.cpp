@@ -29,8 +29,9 @@ bool first_same_as_last(TS ts) {
 bool same_stores(const engine::StoresConfig& a, const engine::StoresConfig& b) {
   return a.store.comm == b.store.comm && a.store.directory == b.store.directory &&
          a.store.keep_files == b.store.keep_files && a.store.label == b.store.label &&
-         a.store.async_io == b.store.async_io && a.ram == b.ram && a.ram_bytes == b.ram_bytes &&
-         a.disk == b.disk;
+         a.store.async_io == b.store.async_io &&
+         a.store.max_staged_bytes == b.store.max_staged_bytes && a.ram == b.ram &&
+         a.ram_bytes == b.ram_bytes && a.disk == b.disk;
 }
 
 // Whether `free` (less `extra`) still holds half of every limited level of `capacity`: a new

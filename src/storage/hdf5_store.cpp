@@ -1236,7 +1236,11 @@ std::string Hdf5Store::io_mode() const {
   if (!impl_->async) return "synchronous (StoreConfig::async_io is off)";
   std::string mode =
       "write-behind and prefetch on the process I/O thread (POSIX pwrite/pread; HDF5 and MPI on "
-      "the calling thread)";
+      "the calling thread), staging at most ";
+  char staged[32];
+  std::snprintf(staged, sizeof staged, "%.4g MiB a rank",
+                static_cast<double>(impl_->pool->max_bytes()) / (1 << 20));
+  mode += staged;
   if (impl_->inline_io_bytes > 0) {
     mode += "; checkpoints of at most " + std::to_string(impl_->inline_io_bytes) +
             " bytes a rank move on the calling thread, where the thread would cost more than it "

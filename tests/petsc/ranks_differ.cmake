@@ -34,6 +34,11 @@ expect_refused(-ts_trajectory_max_cps_disk 2 3 -ts_trajectory_max_cps_ram 2)
 expect_refused(-ts_trajectory_rewind_schedule revolve twolevel -ts_trajectory_max_cps_ram 3
                -ts_trajectory_max_cps_disk 2)
 expect_refused(-ts_trajectory_rewind_ram_bytes 1e6 2e6)
+# The stores' settings, in a run that writes to the disk.
+set(disk -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 8)
+expect_refused(-ts_trajectory_rewind_async 0 1 ${disk})
+expect_refused(-ts_trajectory_rewind_max_staged_bytes 1e6 2e6 ${disk})
+expect_refused(-ts_trajectory_dirname ckpt-a ckpt-b ${disk})
 # One rank resumable and the other not, or at other intervals.
 expect_refused(-ts_trajectory_rewind_resume 1 0 -ts_trajectory_max_cps_ram 3
                -ts_trajectory_max_cps_disk 8)

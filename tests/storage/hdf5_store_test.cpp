@@ -110,7 +110,7 @@ TEST(Hdf5WriteBehind, PutReturnsBeforeTheWriteAndTheWriteOverlapsTheComputation)
   auto store = make(config(dir));
   EXPECT_EQ(store->io_mode(),
             "write-behind and prefetch on the process I/O thread (POSIX pwrite/pread; HDF5 and "
-            "MPI on the calling thread)");
+            "MPI on the calling thread), staging at most 256 MiB a rank");
   std::vector<TestCheckpoint> cps;
   for (int i = 0; i < 4; ++i) cps.push_back(big_checkpoint(10 + i));
   const auto delay = 30ms;

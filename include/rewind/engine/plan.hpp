@@ -33,6 +33,10 @@ struct SettingNames {
   std::string no_pullback = "RecordingConfig::pullback_checkpoints = false";
   std::string pullback_data = "pullback data";  ///< what the front end calls it (PETSc: stages)
   std::string steps = "RecordingConfig::params.steps";
+  // The stores' settings (StoresConfig::store).
+  std::string directory = "StoreConfig::directory";
+  std::string async_io = "StoreConfig::async_io";
+  std::string max_staged_bytes = "StoreConfig::max_staged_bytes";
 };
 
 /// What a recording asks for.
