@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "log_events.hpp"
 #include "private_access.hpp"
@@ -46,6 +48,64 @@ Trajectory& trajectory(TSTrajectory tj) {
 
 namespace {
 
+// Makes -ts_trajectory_dirname, and any parents missing (rank 0, remembering which it made), if
+// the run may write to the disk, then agrees it is a writable directory. Collective.
+PetscErrorCode make_dirname(TSTrajectory tj) {
+  PetscFunctionBegin;
+  const char* dir = detail::dirname(tj);
+  if (!dir || trajectory(tj).carry.options.max_cps_disk == 0) PetscFunctionReturn(0);
+  MPI_Comm comm = PetscObjectComm((PetscObject)tj);
+  PetscMPIInt rank = 0;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscBool exists = PETSC_FALSE;
+  std::string why;
+  if (rank == 0) {
+    std::vector<std::string>& made = trajectory(tj).made_dirs;
+    std::filesystem::path at;
+    for (const auto& part : std::filesystem::path(dir).lexically_normal()) {
+      at /= part;
+      std::error_code ec;
+      if (part.empty() || std::filesystem::exists(at, ec)) continue;
+      if (!std::filesystem::create_directory(at, ec) || ec) {
+        why = " (creating '" + at.string() + "': " + (ec ? ec.message() : "it appeared") + ")";
+        break;
+      }
+      made.push_back(at.string());
+    }
+    PetscCall(PetscTestDirectory(dir, 'w', &exists));
+  }
+  PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));
+  PetscCheck(exists, comm, PETSC_ERR_FILE_OPEN,
+             "-ts_trajectory_dirname %s is not a writable directory and could not be created%s; "
+             "give a writable directory",
+             dir, why.c_str());
+  PetscFunctionReturn(0);
+}
+
+// Removes the directories of `made` (outermost first) that are empty, innermost first; what
+// holds a file stays, with its parents. No collective call, so it may run while an error
+// unwinds.
+void remove_empty(std::vector<std::string>& made) noexcept {
+  while (!made.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_empty(made.back(), ec) && !ec) std::filesystem::remove(made.back(), ec);
+    if (std::filesystem::exists(made.back(), ec)) return;
+    made.pop_back();
+  }
+}
+
+void remove_empty_made_dirs(TSTrajectory tj) noexcept {
+  if (auto* t = static_cast<Trajectory*>(detail::data(tj))) remove_empty(t->made_dirs);
+}
+
+// A rewind callback that failed: PETSc's error path usually ends the program with MPI_Abort,
+// which runs no destructor, so the directories rewind made and left empty go now. (A run that
+// goes on after the error gets them back at its next TSSolve.)
+PetscErrorCode tidy_on_error(TSTrajectory tj, PetscErrorCode ierr) {
+  if (ierr) remove_empty_made_dirs(tj);
+  return ierr;
+}
+
 // Runs `fn` (a step of `run`), marking the run failed if it throws.
 template <class Fn>
 void guarded(SolveRun& run, Fn&& fn) {
@@ -57,13 +117,14 @@ void guarded(SolveRun& run, Fn&& fn) {
   }
 }
 
-PetscErrorCode set_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time, Vec) {
+PetscErrorCode set_step(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time) {
   PetscFunctionBegin;
   Trajectory& t = trajectory(tj);
   if (stepnum == 0) {
     if (t.run && t.run->fresh()) PetscFunctionReturn(0);  // TSSolve repeats set(0)
     t.drop_run();
     t.ts = ts;
+    PetscCall(make_dirname(tj));
     PetscCallCXX(t.run = std::make_unique<SolveRun>(tj, ts, time, t.carry));
     PetscFunctionReturn(0);
   }
@@ -73,7 +134,13 @@ PetscErrorCode set_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time, 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode get_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* time) {
+PetscErrorCode set_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time, Vec) {
+  PetscFunctionBegin;
+  PetscCall(tidy_on_error(tj, set_step(tj, ts, stepnum, time)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode get_step(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* time) {
   PetscFunctionBegin;
   Trajectory& t = trajectory(tj);
   TSConvergedReason reason = TS_CONVERGED_ITERATING;
@@ -86,6 +153,12 @@ PetscErrorCode get_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* time)
   PetscCheck(t.run, PetscObjectComm((PetscObject)tj), PETSC_ERR_ORDER,
              "rewind: TSTrajectoryGet without a recorded forward run (call TSSolve first)");
   PetscCallCXX(guarded(*t.run, [&] { t.run->get(stepnum, time); }));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode get_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* time) {
+  PetscFunctionBegin;
+  PetscCall(tidy_on_error(tj, get_step(tj, ts, stepnum, time)));
   PetscFunctionReturn(0);
 }
 
@@ -102,17 +175,11 @@ PetscErrorCode reset_op(TSTrajectory tj) {
 PetscErrorCode destroy_op(TSTrajectory tj) {
   PetscFunctionBegin;
   auto* t = static_cast<Trajectory*>(detail::data(tj));
-  const bool made_dir = t && t->made_dir;
-  delete t;
+  std::vector<std::string> made = t ? std::move(t->made_dirs) : std::vector<std::string>{};
+  delete t;  // its run and stores: their files go first, so that the directories may be empty
   detail::set_data(tj, nullptr);
-  const char* dir = detail::dirname(tj);
-  if (dir && !detail::keep_files(tj)) {
-    PetscMPIInt rank = 0;
-    PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)tj), &rank));
-    if (rank == 0 && made_dir) {
-      std::error_code ec;  // not empty, or gone: left as it is
-      if (std::filesystem::is_empty(dir, ec) && !ec) std::filesystem::remove(dir, ec);
-    }
+  if (detail::dirname(tj) && !detail::keep_files(tj)) {
+    remove_empty(made);
     detail::set_keep_files(tj, true);
   }
   PetscFunctionReturn(0);
@@ -126,34 +193,7 @@ PetscErrorCode setfromoptions_op(TSTrajectory tj, PetscOptionItems* items) {
 
 PetscErrorCode setup_op(TSTrajectory tj, TS) {
   PetscFunctionBegin;
-  const char* dir = detail::dirname(tj);
-  if (dir && trajectory(tj).carry.options.max_cps_disk != 0) {
-    // Make the checkpoint directory if it is missing (rank 0), then agree it is usable.
-    MPI_Comm comm = PetscObjectComm((PetscObject)tj);
-    PetscMPIInt rank = 0;
-    PetscCallMPI(MPI_Comm_rank(comm, &rank));
-    PetscBool exists = PETSC_FALSE;
-    if (rank == 0) {
-      PetscCall(PetscTestDirectory(dir, 'w', &exists));
-      if (!exists) {
-        std::error_code ec;
-        if (!std::filesystem::exists(dir, ec)) {
-          PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-          const PetscErrorCode ierr = PetscMkdir(dir);
-          PetscCall(PetscPopErrorHandler());
-          if (!ierr) {
-            PetscCall(PetscTestDirectory(dir, 'w', &exists));
-            trajectory(tj).made_dir = exists == PETSC_TRUE;
-          }
-        }
-      }
-    }
-    PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));
-    PetscCheck(exists, comm, PETSC_ERR_FILE_OPEN,
-               "-ts_trajectory_dirname %s is not a writable directory and could not be created; "
-               "give a writable directory",
-               dir);
-  }
+  PetscCall(tidy_on_error(tj, make_dirname(tj)));
   PetscFunctionReturn(0);
 }
 

@@ -5,6 +5,8 @@
 #include <petscts.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "solve_run.hpp"
 
@@ -13,8 +15,11 @@ namespace rwd::petsc {
 struct Trajectory {
   Carry carry;
   std::unique_ptr<SolveRun> run;
-  TS ts = nullptr;        // whose adapter is wrapped
-  bool made_dir = false;  // rewind created -ts_trajectory_dirname (so it may remove it, empty)
+  TS ts = nullptr;  // whose adapter is wrapped
+  // The directories rewind created for -ts_trajectory_dirname, outermost first (on rank 0, which
+  // creates them): the directory and any parents that were missing. Only these may be removed,
+  // and only when empty.
+  std::vector<std::string> made_dirs;
   ~Trajectory();
   /// Ends the current run: a resumable run the program leaves unfinished has its durable files
   /// removed (SolveRun::abandon()).

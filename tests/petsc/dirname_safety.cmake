@@ -5,6 +5,8 @@
 #             directory stay, rewind's checkpoint file is gone
 #   ram_only  the same directory given to a RAM-only run: everything stays
 #   fresh     a directory that did not exist: rewind made it, and removes it (empty) at the end
+#   nested    a/b/c where none exists: rewind makes all three and removes them; existing/d/e:
+#             rewind makes d and e and removes them, and the user's directory stays
 # Variables: EXE, LIB, MPIEXEC, WORK_DIR.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}/existing")
@@ -36,5 +38,16 @@ run(fresh -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 4 -ts_traject
 if(EXISTS "${WORK_DIR}/fresh")
   file(GLOB left "${WORK_DIR}/fresh/*")
   message(FATAL_ERROR "fresh: the directory rewind made is still there (holding: ${left})")
+endif()
+run(nested -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 4 -ts_trajectory_dirname a/b/c)
+if(EXISTS "${WORK_DIR}/a")
+  file(GLOB_RECURSE left LIST_DIRECTORIES true "${WORK_DIR}/a/*")
+  message(FATAL_ERROR "nested: the directories rewind made are still there: ${WORK_DIR}/a ${left}")
+endif()
+run(nested_in_existing -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 4
+                       -ts_trajectory_dirname existing/d/e)
+file(GLOB left LIST_DIRECTORIES true "${WORK_DIR}/existing/*")
+if(NOT left STREQUAL "${WORK_DIR}/existing/user-results.txt")
+  message(FATAL_ERROR "nested_in_existing: expected only the user's file in existing/, found ${left}")
 endif()
 message("dirname safety: the user's files stayed, rewind's own directory and files went")

@@ -1,6 +1,7 @@
 # Options that differ between ranks are refused by name on every rank, never a hang: the two
 # ranks of an MPMD launch get different values of one option each time, and each rank's
-# output must name that option (the test's timeout catches a hang).
+# output must name that option (the test's timeout catches a hang). The checkpoint directory
+# rewind made must not outlive the refused run (PETSc ends it with MPI_Abort).
 # Variables: EXE, LIB, MPIEXEC, WORK_DIR.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -27,6 +28,10 @@ function(expect_refused option a b)
       message(FATAL_ERROR "${option} ${a} / ${b}: rank ${rank} did not name the option (rc ${rc}):\n${text}\n${out}\n${err}")
     endif()
   endforeach()
+  file(GLOB left "${WORK_DIR}/ckpt*")
+  if(left)
+    message(FATAL_ERROR "${option} ${a} / ${b}: the refused run left ${left}")
+  endif()
   message(STATUS "${option} ${a} / ${b}: refused by name on both ranks")
 endfunction()
 expect_refused(-ts_trajectory_max_cps_ram 3 4)
