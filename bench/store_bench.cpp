@@ -99,6 +99,15 @@ struct Row {
 
 std::string directory;
 
+// The figures for --json (rank 0): one object per checkpoint size, appended as they are measured.
+std::vector<std::string> json_sizes;
+
+std::string json_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
 Row posix(Case& c) {
   Row row{"posix pwrite/pread"};
   const std::string path = directory + "/rewind-bench-posix.bin";
@@ -276,7 +285,7 @@ Sweeps sweeps(Case& c, Store& store, bool async, double write_compute, double re
 // and the two stores take turns (after one round each to warm up; medians of 3). Hidden is the
 // part of the I/O time alone that a store does not add to the computation. The synchronous store
 // hides some writes too: the page cache writes behind until it holds vm.dirty_bytes.
-void overlap(Case& c) {
+std::string overlap(Case& c) {
   auto sync = make(c, "hdf5", 0);
   auto async = make(c, "hdf5", 2 * c.n * 8);  // two checkpoints: one being written, one staged
   sweeps(c, *sync, false, 0.0, 0.0);
@@ -289,7 +298,7 @@ void overlap(Case& c) {
     s.push_back(sweeps(c, *sync, false, wc, rc));
     a.push_back(sweeps(c, *async, true, wc, rc));
   }
-  if (rank != 0) return;
+  if (rank != 0) return {};
   const auto median = [](const std::vector<Sweeps>& v, double Sweeps::*field) {
     std::vector<double> x;
     for (const Sweeps& e : v) x.push_back(e.*field);
@@ -307,9 +316,14 @@ void overlap(Case& c) {
         "hdf5 %.0f %%, hdf5 async %.0f %%\n",
         sweep, c.reps, 1e3 * compute, kRounds, alone, left_sync, left_async,
         100.0 * (1.0 - left_sync / alone), 100.0 * (1.0 - left_async / alone));
+    return "{\"compute_per_step_s\": " + json_number(compute) +
+           ", \"io_alone_s\": " + json_number(alone) +
+           ", \"left_hdf5_s\": " + json_number(left_sync) +
+           ", \"left_hdf5_async_s\": " + json_number(left_async) + "}";
   };
-  line("writes", wc, &Sweeps::forward);
-  line("reads from disk", rc, &Sweeps::reverse);
+  const std::string writes = line("writes", wc, &Sweeps::forward);
+  const std::string reads = line("reads from disk", rc, &Sweeps::reverse);
+  return "{\"writes\": " + writes + ", \"reads\": " + reads + "}";
 }
 
 // Per-put cost of small checkpoints (128 doubles per rank), where HDF5's metadata and the
@@ -361,10 +375,15 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::vector<int> sizes = {8, 64};
   directory = std::filesystem::temp_directory_path().string();
+  std::string json_path, label = "page cache";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--dir" && i + 1 < argc) {
       directory = argv[++i];
+    } else if (arg == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else if (arg == "--label" && i + 1 < argc) {
+      label = argv[++i];
     } else if (arg == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (const char* p = argv[++i]; *p != '\0';) {
@@ -373,7 +392,12 @@ int main(int argc, char** argv) {
         p = *end == ',' ? end + 1 : end;
       }
     } else {
-      if (rank == 0) std::fprintf(stderr, "usage: rewind-bench-store [--sizes 8,64] [--dir D]\n");
+      if (rank == 0) {
+        std::fprintf(stderr,
+                     "usage: rewind-bench-store [--sizes 8,64] [--dir D] [--json F [--label L]]\n"
+                     "  --json F: also write the figures to F (scripts/plot_petsc_bench.py plots "
+                     "store-*.json); --label L names the run there (e.g. the disk)\n");
+      }
       MPI_Finalize();
       return 2;
     }
@@ -385,7 +409,8 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   try {
-    if (rank == 0) std::printf("rwd64 checksum: %.1f GB/s on one core\n", checksum_speed());
+    const double checksum_gbs = rank == 0 ? checksum_speed() : 0.0;
+    if (rank == 0) std::printf("rwd64 checksum: %.1f GB/s on one core\n", checksum_gbs);
     {
       constexpr int kPuts = 64;
       small_puts(true, kPuts);  // warm-up
@@ -471,8 +496,32 @@ int main(int argc, char** argv) {
         const Row& h = rows[1];
         std::printf("HDF5/POSIX bandwidth: write %.2f, write+sync %.2f, read %.2f\n",
                     p.write / h.write, (p.write + p.sync) / (h.write + h.sync), p.read / h.read);
+        std::string js = "{\"mib\": " + std::to_string(mib) +
+                         ", \"checkpoints\": " + std::to_string(c.reps) + ", \"stores\": [";
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+          const Row& r = rows[k];
+          js += std::string(k ? ", " : "") + "{\"store\": \"" + r.store +
+                "\", \"write_gibs\": " + json_number(gib / r.write) + ", \"write_sync_gibs\": " +
+                (r.sync > 0 ? json_number(gib / (r.write + r.sync)) : std::string("null")) +
+                ", \"read_gibs\": " + json_number(gib / r.read) + "}";
+        }
+        json_sizes.push_back(js + "]");
       }
-      overlap(c);
+      const std::string hidden = overlap(c);
+      if (rank == 0) json_sizes.back() += ", \"overlap\": " + hidden + "}";
+    }
+    if (rank == 0 && !json_path.empty()) {
+      std::FILE* f = std::fopen(json_path.c_str(), "w");
+      if (f == nullptr) throw rwd::Error(rwd::ErrorCode::Io, "cannot write " + json_path);
+      std::fprintf(f,
+                   "{\"bench\": \"store\", \"ranks\": %d, \"label\": \"%s\", "
+                   "\"checksum_gbs\": %s, \"sizes\": [",
+                   size, label.c_str(), json_number(checksum_gbs).c_str());
+      for (std::size_t k = 0; k < json_sizes.size(); ++k) {
+        std::fprintf(f, "%s%s", k ? ", " : "", json_sizes[k].c_str());
+      }
+      std::fprintf(f, "]}\n");
+      std::fclose(f);
     }
   } catch (const rwd::Error& e) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());

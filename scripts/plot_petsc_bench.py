@@ -12,7 +12,13 @@ is there:
 - petsc-recompute.png: forward steps per step (TSStep calls / N) against the RAM budget for every
   trajectories file, with the Revolve curve (its closed form) for each N;
 - petsc-scale.png (from scale.json): peak RSS and wall time against N;
-- petsc-plan.png (from plan.json): planning time against N.
+- petsc-plan.png (from plan.json): planning time against N;
+- store-bandwidth.png (from the files build/bin/rewind-bench-store --json wrote, any name, with
+  the label "page cache", its default): write, write+sync and read bandwidth of POSIX, the HDF5
+  store with and without write-behind, and the RAM store, per rank count and checkpoint size;
+- store-hidden.png (from every rewind-bench-store file, each label, e.g. a run under
+  scripts/slow-disk.sh given --label "200 MB/s disk"): the part of the I/O time that a
+  computing solver does not wait for, writes and reads, with and without write-behind/prefetch.
 
 Needs Debian's python3-matplotlib (scripts/install-deps.sh installs it).
 """
@@ -181,6 +187,81 @@ def plot_plan(result, out):
     print(f"wrote {out}")
 
 
+STORES = ["posix pwrite/pread", "hdf5", "hdf5 async", "ram"]
+
+
+def store_cases(results):
+    """(label, ranks, MiB, size entry) of every rewind-bench-store result, in a stable order."""
+    cases = []
+    for res in results:
+        for size in res["sizes"]:
+            cases.append((res.get("label", "page cache"), res["ranks"], size["mib"], size))
+    return sorted(cases, key=lambda c: (c[0] != "page cache", c[0], c[1], c[2]))
+
+
+def plot_store_bandwidth(results, out):
+    cases = [c for c in store_cases(results) if c[0] == "page cache"]
+    if not cases:
+        return
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), sharey=False)
+    width = 0.8 / len(STORES)
+    for ax, (key, title) in zip(axes, [("write_gibs", "write (page cache)"),
+                                       ("write_sync_gibs", "write + sync"),
+                                       ("read_gibs", "read (page cache)")]):
+        for k, store in enumerate(STORES):
+            xs, ys = [], []
+            for i, (_, ranks, mib, size) in enumerate(cases):
+                row = next((r for r in size["stores"] if r["store"] == store), None)
+                if row and row.get(key) is not None:
+                    xs.append(i + (k - (len(STORES) - 1) / 2) * width)
+                    ys.append(row[key])
+            if xs:
+                ax.bar(xs, ys, width, label=store)
+        ax.set_xticks(range(len(cases)))
+        ax.set_xticklabels([f"{c[1]} rank{'s' if c[1] > 1 else ''}\n{c[2]} MiB" for c in cases])
+        ax.set_title(title)
+        ax.set_ylabel("GiB/s (all ranks' bytes / slowest rank's time)")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("checkpoint stores against POSIX on the same bytes (rewind-bench-store)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
+def plot_store_hidden(results, out):
+    cases = [c for c in store_cases(results) if "overlap" in c[3]]
+    if not cases:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
+    width = 0.38
+    for ax, sweep in zip(axes, ["writes", "reads"]):
+        for k, (key, name) in enumerate([("left_hdf5_s", "hdf5 (synchronous)"),
+                                         ("left_hdf5_async_s", "hdf5 async (write-behind, "
+                                                               "prefetch)")]):
+            ys = []
+            for (_, _, _, size) in cases:
+                o = size["overlap"][sweep]
+                ys.append(100.0 * (1.0 - o[key] / o["io_alone_s"]))
+            ax.bar([i + (k - 0.5) * width for i in range(len(cases))], ys, width, label=name)
+        ax.axhline(90, color="black", linestyle=":", linewidth=1, label="90 %")
+        ax.set_xticks(range(len(cases)))
+        ax.set_xticklabels([f"{c[0]}\n{c[1]} rank{'s' if c[1] > 1 else ''}, {c[2]} MiB"
+                            for c in cases], fontsize=7)
+        ax.set_title(f"{sweep}: a step computes 1.25 x its I/O"
+                     + (" (reads from the disk)" if sweep == "reads" else ""))
+        ax.set_ylabel("% of the I/O time not added to the computation")
+        ax.set_ylim(min(-20, ax.get_ylim()[0]), 105)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("I/O hidden behind computation (rewind-bench-store, medians of 3)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -188,7 +269,7 @@ def main():
     ap.add_argument("--out", default="docs/img")
     opts = ap.parse_args()
     os.makedirs(opts.out, exist_ok=True)
-    trajectories = []
+    trajectories, stores = [], []
     for path in sorted(glob.glob(os.path.join(opts.results, "*.json"))):
         with open(path) as f:
             res = json.load(f)
@@ -201,8 +282,13 @@ def main():
             plot_scale(res, os.path.join(opts.out, "petsc-scale.png"))
         elif kind == "petsc_plan":
             plot_plan(res, os.path.join(opts.out, "petsc-plan.png"))
+        elif kind == "store":
+            stores.append(res)
     if trajectories:
         plot_recompute(trajectories, os.path.join(opts.out, "petsc-recompute.png"))
+    if stores:
+        plot_store_bandwidth(stores, os.path.join(opts.out, "store-bandwidth.png"))
+        plot_store_hidden(stores, os.path.join(opts.out, "store-hidden.png"))
     if not trajectories and not glob.glob(os.path.join(opts.results, "*.json")):
         raise SystemExit(f"no benchmark results (*.json) in {opts.results}")
 
