@@ -29,7 +29,8 @@ constexpr std::int64_t kMaxCells = 40'000'000;
 
 }  // namespace
 
-MixedTable::MixedTable(Step n, std::int64_t slots) : n_(n), s_(std::min<std::int64_t>(slots, n)) {
+MixedTable::MixedTable(Step n, std::int64_t slots)
+    : n_(n), s_(std::min<std::int64_t>(slots, n)), choices_(0, 0) {
   require(n >= 1, "mixed: the step count must be >= 1");
   require(n == 1 || slots >= 1, "mixed: " + std::to_string(n) + " steps need at least one slot");
   require((s_ + 1) * (n_ + 1) <= kMaxCells, "mixed: the table for " + std::to_string(n) +
@@ -60,12 +61,9 @@ std::shared_ptr<const MixedTable> shared_mixed_table(Step n, std::int64_t slots)
 
 void MixedTable::build() {
   const auto N = static_cast<std::size_t>(n_);
-  const std::size_t cells = (static_cast<std::size_t>(s_) + 1) * (N + 1);
-  if (n_ <= std::numeric_limits<std::uint16_t>::max()) {
-    narrow_.assign(cells, 1);
-  } else {
-    wide_.assign(cells, 1);
-  }
+  choices_ = ChoiceTable(s_ + 1, n_ + 1);  // row 0 (no slot): every length a single step
+  // The choices of the row being built and of the one below, in full while building.
+  std::vector<std::uint32_t> row(N + 1, 1), row_below(N + 1, 1);
   std::vector<double> below(N + 1, kInf), cur(N + 1, kInf);
   std::vector<double> lower_below(N + 1, kInf), lower_cur(N + 1, kInf);
   below[1] = 1.0;  // s = 0: only a single step
@@ -109,8 +107,8 @@ void MixedTable::build() {
           const auto add = [&](Step c) {
             if (c >= 2) win[k++] = {c - kWindow, c + kWindow};
           };
-          add(at(s, Ls - 1));
-          add(at(s - 1, Ls));
+          add(row[L - 1]);
+          add(row_below[L]);
           add(relaxed_arg[L]);
           win[k++] = {2, 2 + kWindow};
           for (std::size_t a = 1; a < k; ++a) {  // insertion sort of at most 4 windows
@@ -128,8 +126,10 @@ void MixedTable::build() {
         }
       }
       cur[L] = best;
-      set(s, Ls, arg);
+      row[L] = arg;
     }
+    choices_.set_row(s, row);
+    row_below.swap(row);
     if (exhaustive) lower_cur = cur;
     below.swap(cur);
     lower_below.swap(lower_cur);
@@ -137,15 +137,6 @@ void MixedTable::build() {
   cost_ = below[N];
   costs_ = below;
   lower_ = exact_ ? cost_ : std::min(cost_, lower_below[N] - 1e-9 * std::abs(lower_below[N]));
-}
-
-void MixedTable::set(std::int64_t slots, Step length, std::uint32_t value) {
-  const std::size_t i = cell(slots, length);
-  if (wide_.empty()) {
-    narrow_[i] = static_cast<std::uint16_t>(value);
-  } else {
-    wide_[i] = value;
-  }
 }
 
 // Relaxation of layer s: the same recursion with the layer's own and the layer below's values

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "choice_table.hpp"
 #include "rewind/schedule/action.hpp"
 
 namespace rwd::schedule::detail {
@@ -30,8 +31,11 @@ class MixedTable {
   // 0 = record the first step's pullback data, 1 = single step, i >= 2 = split after i.
   Step choice(Step length, std::int64_t slots) const {
     if (length == 1) return 1;
-    return at(slots < s_ ? slots : s_, length);
+    return choices_.at(slots < s_ ? slots : s_, length);
   }
+  /// Bytes the choices take (about one a cell; the table is most of a long run's memory that
+  /// grows with n).
+  std::size_t choice_bytes() const { return choices_.bytes(); }
 
  private:
   void build();
@@ -44,19 +48,7 @@ class MixedTable {
   double lower_ = 0.0;
   bool exact_ = true;
   std::vector<double> costs_;
-  // The choices, (s + 1) rows of n + 1, in two bytes each while n fits (up to 65 535 steps),
-  // else four: the table is most of a long run's memory that grows with n.
-  std::size_t cell(std::int64_t slots, Step length) const {
-    return static_cast<std::size_t>(slots) * static_cast<std::size_t>(n_ + 1) +
-           static_cast<std::size_t>(length);
-  }
-  Step at(std::int64_t slots, Step length) const {
-    const std::size_t i = cell(slots, length);
-    return wide_.empty() ? static_cast<Step>(narrow_[i]) : static_cast<Step>(wide_[i]);
-  }
-  void set(std::int64_t slots, Step length, std::uint32_t value);
-  std::vector<std::uint16_t> narrow_;
-  std::vector<std::uint32_t> wide_;
+  ChoiceTable choices_;  // (s + 1) rows (slots) of n + 1 (lengths)
 };
 
 // The table for (n, slots), built once and shared while anything holds it: pricing a schedule,
