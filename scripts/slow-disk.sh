@@ -23,8 +23,12 @@ if [[ $(id -u) != 0 || ! -w $throttle/blkio.throttle.write_bps_device ]]; then
 fi
 # The whole disk holding DIRECTORY (the throttle applies to disks, not partitions).
 source=$(df --output=source "$dir" | tail -1)
-disk=$(lsblk -no PKNAME "$source" 2>/dev/null | head -1)
+disk=$(lsblk -no PKNAME "$source" 2>/dev/null | head -1 || true)
 [[ -n $disk ]] || disk=$(basename "$source")
+if [[ ! -r /sys/block/$disk/dev ]]; then
+  echo "$0: $dir is on $source, not on a block device; nothing to throttle" >&2
+  exit 2
+fi
 device=$(cat "/sys/block/$disk/dev")
 
 # The kernel keeps each dirty limit either in bytes or as a ratio (the other reads 0); whichever

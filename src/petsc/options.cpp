@@ -2,12 +2,19 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <tuple>
 
 #include "rewind/schedule/registry.hpp"
 
 namespace rwd::petsc {
+
+bool whole_bytes(PetscReal bytes, double least) {
+  const auto v = static_cast<double>(bytes);
+  return std::isfinite(v) && v >= least && v <= 1e18 && std::floor(v) == v;
+}
 
 engine::SettingNames option_names() {
   engine::SettingNames n;
@@ -69,8 +76,9 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
                                &flg));
   char write_cost[64], read_cost[64];
   PetscBool write_set = PETSC_FALSE, read_set = PETSC_FALSE;
-  PetscCall(PetscSNPrintf(write_cost, sizeof write_cost, "%g", (double)o.write_cost));
-  PetscCall(PetscSNPrintf(read_cost, sizeof read_cost, "%g", (double)o.read_cost));
+  // std::snprintf, not PETSc's, which writes 1 as "1.".
+  std::snprintf(write_cost, sizeof write_cost, "%g", (double)o.write_cost);
+  std::snprintf(read_cost, sizeof read_cost, "%g", (double)o.read_cost);
   if (o.write_cost < 0) PetscCall(PetscStrncpy(write_cost, "auto", sizeof write_cost));
   if (o.read_cost < 0) PetscCall(PetscStrncpy(read_cost, "auto", sizeof read_cost));
   PetscCall(PetscOptionsString(
@@ -88,14 +96,14 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
       "-ts_trajectory_rewind_max_staged_bytes",
       "Bytes a rank may hold in staging buffers for disk writes not yet done and reads done "
       "ahead (with -ts_trajectory_rewind_async)",
-      "TSTrajectoryRewindSetAsync", o.max_staged_bytes, &o.max_staged_bytes, NULL));
-  PetscCall(PetscOptionsReal(
-      "-ts_trajectory_rewind_ram_bytes", "RAM budget for checkpoints in bytes (0: none)",
-      "TSTrajectoryRewindSetMaxCheckpoints", o.ram_bytes, &o.ram_bytes, NULL));
+      "TSTrajectoryRewindSetMaxStagedBytes", o.max_staged_bytes, &o.max_staged_bytes, NULL));
+  PetscCall(PetscOptionsReal("-ts_trajectory_rewind_ram_bytes",
+                             "RAM budget for checkpoints in bytes (0: none)",
+                             "TSTrajectoryRewindSetRAMBytes", o.ram_bytes, &o.ram_bytes, NULL));
   PetscCall(PetscOptionsInt(
       "-ts_trajectory_rewind_steps",
       "The step count, for fixed-step runs whose count TS cannot predict (0: count it)",
-      "TSTrajectoryRewindSetMaxCheckpoints", o.steps, &o.steps, NULL));
+      "TSTrajectoryRewindSetSteps", o.steps, &o.steps, NULL));
   PetscCall(PetscOptionsBool(
       "-ts_trajectory_rewind_verify",
       "Check every recomputed state against the forward run (a hash a state; an error, not a "
@@ -105,11 +113,11 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
       "-ts_trajectory_rewind_resume",
       "Make the run survive a kill (durable checkpoints and a manifest in "
       "-ts_trajectory_dirname), and go on from those of a killed run with the same options",
-      "TSTrajectorySetFromOptions", o.resume, &o.resume, NULL));
+      "TSTrajectoryRewindSetResume", o.resume, &o.resume, NULL));
   PetscCall(PetscOptionsInt(
       "-ts_trajectory_rewind_resume_interval",
       "Steps between durable states of a resumable run (0: the smallest the disk budget allows)",
-      "TSTrajectorySetFromOptions", o.resume_interval, &o.resume_interval, NULL));
+      "TSTrajectoryRewindSetResume", o.resume_interval, &o.resume_interval, NULL));
   PetscOptionsHeadEnd();
   if (flg) {
     PetscCheck(schedule::ScheduleRegistry::instance().contains(schedule), comm,
@@ -141,16 +149,19 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
       *out = v;
     }
   }
-  PetscCheck(std::isfinite((double)o.max_staged_bytes) && o.max_staged_bytes >= 1 &&
-                 o.max_staged_bytes <= 1e18,
-             comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "-ts_trajectory_rewind_max_staged_bytes must be a number of bytes >= 1, got %g",
-             (double)o.max_staged_bytes);
-  PetscCheck(std::isfinite((double)o.ram_bytes) && o.ram_bytes >= 0 && o.ram_bytes <= 1e18, comm,
-             PETSC_ERR_ARG_OUTOFRANGE,
-             "-ts_trajectory_rewind_ram_bytes must be a number of bytes >= 0 (0: no byte budget), "
-             "got %g",
-             (double)o.ram_bytes);
+  const auto text = [](PetscReal v) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.15g", (double)v);
+    return std::string(s);
+  };
+  PetscCheck(whole_bytes(o.max_staged_bytes, 1), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_max_staged_bytes must be a whole number of bytes from 1 to "
+             "1e18, got %s",
+             text(o.max_staged_bytes).c_str());
+  PetscCheck(whole_bytes(o.ram_bytes, 0), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_trajectory_rewind_ram_bytes must be a whole number of bytes from 0 (no byte "
+             "budget) to 1e18, got %s",
+             text(o.ram_bytes).c_str());
   PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_steps must be >= 0 (0: count the steps), got %" PetscInt_FMT,
              o.steps);

@@ -31,6 +31,9 @@ struct Options {
   bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }
 };
 
+/// Whether `bytes` is a whole number of bytes from `least` to 1e18 (the byte options' range).
+bool whole_bytes(PetscReal bytes, double least);
+
 /// Reads the options block of TSSetFromOptions into `options`; errors name the option and the
 /// fix. Collective on `comm`.
 PetscErrorCode read_options(Options& options, PetscOptionItems* items, MPI_Comm comm);

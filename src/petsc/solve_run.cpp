@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <utility>
 
 #include "check.hpp"
 #include "log_events.hpp"
 #include "private_access.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/storage/hdf5_store.hpp"
 #include "rewind/timing.hpp"
 #include "run_config.hpp"
 #include "step_replay.hpp"
@@ -15,6 +18,20 @@
 namespace rwd::petsc {
 
 namespace {
+
+// A store's text with its settings' names (StoreConfig::async_io) replaced by the options a PETSc
+// user gives (-ts_trajectory_rewind_async).
+std::string with_option_names(std::string text) {
+  const engine::SettingNames petsc = option_names();
+  const engine::SettingNames plain;
+  for (const auto& [from, to] : {std::pair{plain.async_io, petsc.async_io},
+                                 std::pair{plain.max_staged_bytes, petsc.max_staged_bytes}}) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
 
 bool first_same_as_last(TS ts) {
   PetscBool is_rk = PETSC_FALSE, fsal = PETSC_FALSE;
@@ -527,8 +544,15 @@ bool SolveRun::finish() {
         to->peak_bytes = st.peak_bytes;
       }
     }
-    r.io_mode = disk ? disk->io_mode() : std::string("no disk checkpoints");
-    if (!carry_.shared_stores) stores->close();
+    r.io_mode = disk ? with_option_names(disk->io_mode()) : std::string("no disk checkpoints");
+    if (!carry_.shared_stores) {
+      // The name the file keeps once closed (closing destroys the store).
+      const auto* h5 = dynamic_cast<const storage::Hdf5Store*>(disk);
+      const std::string kept =
+          h5 && carry_.stores_config.store.keep_files ? h5->final_path() : std::string();
+      stores->close();
+      r.kept_file = kept;
+    }
   }
   detail::set_counts(tj_, static_cast<PetscInt>(r.stats.recomputed()),
                      static_cast<PetscInt>(r.stats.disk.reads),

@@ -50,6 +50,7 @@ struct RunReport {
   PetscInt thinned = 0;          ///< segments thinned to make room for later ones
   bool verify = false;           ///< recomputed states were checked
   std::string io_mode;           ///< how disk checkpoints moved, and why
+  std::string kept_file;         ///< the disk checkpoints' file, kept (-ts_trajectory_keep_files)
   PetscInt resume_interval = 0;  ///< a resumable run's steps between durable states (0: not one)
   PetscInt resume_bound = 0;     ///< with adaptive steps, the -ts_max_steps it is sized by
   PetscInt resume_steps = 0;     ///< ... and the steps the run took

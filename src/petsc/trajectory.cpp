@@ -60,23 +60,36 @@ PetscErrorCode make_dirname(TSTrajectory tj) {
   PetscBool exists = PETSC_FALSE;
   std::string why;
   if (rank == 0) {
+    // As mkdir -p: each component in turn, as written ("a/../b" makes a, then b).
     std::vector<std::string>& made = trajectory(tj).made_dirs;
     std::filesystem::path at;
-    for (const auto& part : std::filesystem::path(dir).lexically_normal()) {
+    for (const auto& part : std::filesystem::path(dir)) {
       at /= part;
       std::error_code ec;
       if (part.empty() || std::filesystem::exists(at, ec)) continue;
       if (!std::filesystem::create_directory(at, ec) || ec) {
-        why = " (creating '" + at.string() + "': " + (ec ? ec.message() : "it appeared") + ")";
+        why = ": creating '" + at.string() + "': " + (ec ? ec.message() : "it appeared");
         break;
       }
       made.push_back(at.string());
     }
     PetscCall(PetscTestDirectory(dir, 'w', &exists));
+    std::error_code ec;
+    if (!exists && why.empty()) {
+      why = !std::filesystem::exists(dir, ec)         ? ": it does not exist"
+            : !std::filesystem::is_directory(dir, ec) ? ": it is not a directory"
+                                                      : ": it is not writable";
+    }
   }
   PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));
+  if (!exists) {  // every rank's error gives rank 0's reason
+    char text[512] = {};
+    why.copy(text, sizeof text - 1);
+    PetscCallMPI(MPI_Bcast(text, sizeof text, MPI_CHAR, 0, comm));
+    why = text;
+  }
   PetscCheck(exists, comm, PETSC_ERR_FILE_OPEN,
-             "-ts_trajectory_dirname %s is not a writable directory and could not be created%s; "
+             "-ts_trajectory_dirname '%s' is not a writable directory and could not be made one%s; "
              "give a writable directory",
              dir, why.c_str());
   PetscFunctionReturn(0);
@@ -296,6 +309,51 @@ PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory tj, PetscInt ram
              "disk checkpoints must be >= 0 (or -1: unlimited), got %" PetscInt_FMT, disk);
   options(tj).max_cps_ram = ram;
   options(tj).max_cps_disk = disk;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetRAMBytes(TSTrajectory tj, PetscReal bytes) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(rwd::petsc::whole_bytes(bytes, 0), PetscObjectComm((PetscObject)tj),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetRAMBytes: the RAM budget must be a whole number of bytes from 0 "
+             "(none) to 1e18");
+  options(tj).ram_bytes = bytes;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetMaxStagedBytes(TSTrajectory tj, PetscReal bytes) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(rwd::petsc::whole_bytes(bytes, 1), PetscObjectComm((PetscObject)tj),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetMaxStagedBytes: the staging limit must be a whole number of "
+             "bytes from 1 to 1e18");
+  options(tj).max_staged_bytes = bytes;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetSteps(TSTrajectory tj, PetscInt steps) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(steps >= 0, PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetSteps: the step count must be >= 0 (0: count them), got "
+             "%" PetscInt_FMT,
+             steps);
+  options(tj).steps = steps;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory tj, PetscBool resume, PetscInt interval) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(interval >= 0, PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetResume: the interval must be >= 0 steps (0: from the disk "
+             "budget), got %" PetscInt_FMT,
+             interval);
+  options(tj).resume = resume;
+  options(tj).resume_interval = interval;
   PetscFunctionReturn(0);
 }
 

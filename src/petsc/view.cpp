@@ -40,9 +40,11 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
       viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n",
       r.plan.schedule.c_str(), ram.c_str(), disk.c_str(),
       p.steps == 0 ? " (online: step count not known in advance)" : ""));
-  PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "    disk costs in forward steps: write %g, read %g (%s)\n",
-                                   (double)p.write_cost, (double)p.read_cost, r.cost_note.c_str()));
+  char costs[96];  // std::snprintf, not PETSc's, which writes 1 as "1."
+  std::snprintf(costs, sizeof costs, "write %g, read %g", (double)p.write_cost,
+                (double)p.read_cost);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "    disk costs in forward steps: %s (%s)\n", costs,
+                                   r.cost_note.c_str()));
   if (r.plan.stores_pullback) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
@@ -98,6 +100,10 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
                                    mib((double)s.ram.bytes_written).c_str(),
                                    mib((double)s.disk.bytes_written).c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "    disk I/O: %s\n", r.io_mode.c_str()));
+  if (!r.kept_file.empty()) {
+    PetscCall(
+        PetscViewerASCIIPrintf(viewer, "    disk checkpoints kept in %s\n", r.kept_file.c_str()));
+  }
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
       s.recompute_seconds, s.io_seconds, s.io_overlap_seconds));

@@ -1237,10 +1237,14 @@ std::string Hdf5Store::io_mode() const {
   std::string mode =
       "write-behind and prefetch on the process I/O thread (POSIX pwrite/pread; HDF5 and MPI on "
       "the calling thread), staging at most ";
-  char staged[32];
-  std::snprintf(staged, sizeof staged, "%.4g MiB a rank",
-                static_cast<double>(impl_->pool->max_bytes()) / (1 << 20));
-  mode += staged;
+  const std::int64_t staged = impl_->pool->max_bytes();
+  char text[48];
+  if (staged < (1 << 20)) {
+    std::snprintf(text, sizeof text, "%lld bytes a rank", static_cast<long long>(staged));
+  } else {
+    std::snprintf(text, sizeof text, "%.4g MiB a rank", static_cast<double>(staged) / (1 << 20));
+  }
+  mode += text;
   if (impl_->inline_io_bytes > 0) {
     mode += "; checkpoints of at most " + std::to_string(impl_->inline_io_bytes) +
             " bytes a rank move on the calling thread, where the thread would cost more than it "

@@ -6,7 +6,8 @@
 #   ram_only  the same directory given to a RAM-only run: everything stays
 #   fresh     a directory that did not exist: rewind made it, and removes it (empty) at the end
 #   nested    a/b/c where none exists: rewind makes all three and removes them; existing/d/e:
-#             rewind makes d and e and removes them, and the user's directory stays
+#             rewind makes d and e and removes them, and the user's directory stays; up/../down:
+#             rewind makes up and down and removes both
 # Variables: EXE, LIB, MPIEXEC, WORK_DIR.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}/existing")
@@ -50,4 +51,12 @@ file(GLOB left LIST_DIRECTORIES true "${WORK_DIR}/existing/*")
 if(NOT left STREQUAL "${WORK_DIR}/existing/user-results.txt")
   message(FATAL_ERROR "nested_in_existing: expected only the user's file in existing/, found ${left}")
 endif()
+# As mkdir -p, component by component: up/../down makes up, then down beside it.
+run(dotted -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 4
+           -ts_trajectory_dirname up/../down)
+foreach(d up down)
+  if(EXISTS "${WORK_DIR}/${d}")
+    message(FATAL_ERROR "dotted: the directory '${d}' rewind made is still there")
+  endif()
+endforeach()
 message("dirname safety: the user's files stayed, rewind's own directory and files went")

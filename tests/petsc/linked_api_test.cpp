@@ -81,11 +81,35 @@ int main(int argc, char** argv) {
                         plan.schedule, (int)plan.stores_stages,
                         storeall_ok ? "bitwise equal to" : "DIFFERS from (or wrong plan)"));
   ok = (PetscBool)(ok && storeall_ok);
+  // A byte budget of six states (the largest rank's 37-value block at most): planned in
+  // checkpoints below the step count, and still store-all's bits.
+  PetscCall(TSTrajectoryRewindSetRAMBytes(tj, 6 * 37 * sizeof(PetscScalar)));
+  PetscCall(TSTrajectoryRewindSetSteps(tj, 0));
+  PetscCall(TSTrajectoryRewindSetMaxStagedBytes(tj, 1 << 20));
+  PetscCall(TSTrajectoryRewindSetResume(tj, PETSC_FALSE, 0));
+  PetscCall(rwd::testing::decay_solve(p, got));
+  PetscCall(TSTrajectoryRewindGetSchedule(tj, &plan));
+  const PetscBool bytes_ok =
+      (plan.max_cps_ram >= 1 && plan.max_cps_ram < 40 && same_bits(got, reference)) ? PETSC_TRUE
+                                                                                    : PETSC_FALSE;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "byte budget: %s, %" PetscInt_FMT " RAM checkpoints, lambda %s store-all\n",
+                        plan.schedule, plan.max_cps_ram,
+                        bytes_ok ? "bitwise equal to" : "DIFFERS from (or wrong plan)"));
+  ok = (PetscBool)(ok && bytes_ok);
   // A bad setter argument is an error naming what to change.
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  const PetscErrorCode bad = TSTrajectoryRewindSetSchedule(tj, "no-such-schedule");
+  const PetscErrorCode bad[] = {TSTrajectoryRewindSetSchedule(tj, "no-such-schedule"),
+                                TSTrajectoryRewindSetRAMBytes(tj, -1),
+                                TSTrajectoryRewindSetRAMBytes(tj, 2.5),
+                                TSTrajectoryRewindSetMaxStagedBytes(tj, 0),
+                                TSTrajectoryRewindSetMaxStagedBytes(tj, 1e19),
+                                TSTrajectoryRewindSetSteps(tj, -1),
+                                TSTrajectoryRewindSetResume(tj, PETSC_TRUE, -1)};
   PetscCall(PetscPopErrorHandler());
-  if (!bad) ok = PETSC_FALSE;
+  for (const PetscErrorCode e : bad) {
+    if (!e) ok = PETSC_FALSE;
+  }
 
   PetscBool all = PETSC_FALSE;
   PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));

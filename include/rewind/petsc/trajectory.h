@@ -49,6 +49,15 @@ PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory, PetscReal write_cost, Pe
 PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory, PetscBool);
 PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory, PetscInt ram, PetscInt disk);
 PetscErrorCode TSTrajectoryRewindSetVerify(TSTrajectory, PetscBool);
+/* -ts_trajectory_rewind_ram_bytes (0: no byte budget) and -ts_trajectory_rewind_max_staged_bytes:
+   whole numbers of bytes, at most 1e18. */
+PetscErrorCode TSTrajectoryRewindSetRAMBytes(TSTrajectory, PetscReal bytes);
+PetscErrorCode TSTrajectoryRewindSetMaxStagedBytes(TSTrajectory, PetscReal bytes);
+/* -ts_trajectory_rewind_steps (0: count the steps). */
+PetscErrorCode TSTrajectoryRewindSetSteps(TSTrajectory, PetscInt steps);
+/* -ts_trajectory_rewind_resume and -ts_trajectory_rewind_resume_interval (0: from the disk
+   budget). */
+PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, PetscInt interval);
 
 /* The schedule of the current (or last) run, as planned when the first step was recorded:
    "auto" resolved to the schedule it chose, costs resolved to what "auto" measured. Budgets are
