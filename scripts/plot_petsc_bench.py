@@ -29,10 +29,7 @@ import math
 import os
 import re
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = None  # matplotlib.pyplot, imported in main() so that --help works without it
 
 
 def revolve_fwd_total(n, s):
@@ -202,6 +199,7 @@ def store_cases(results):
 def plot_store_bandwidth(results, out):
     cases = [c for c in store_cases(results) if c[0] == "page cache"]
     if not cases:
+        print(f"no rewind-bench-store run labelled 'page cache' (its default): {out} not drawn")
         return
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), sharey=False)
     width = 0.8 / len(STORES)
@@ -268,6 +266,15 @@ def main():
     ap.add_argument("--results", default="build/bench/petsc")
     ap.add_argument("--out", default="docs/img")
     opts = ap.parse_args()
+    global plt
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+    except ImportError:
+        raise SystemExit("needs matplotlib: run it with Debian's /usr/bin/python3 and "
+                         "python3-matplotlib (scripts/install-deps.sh installs it)")
+    plt = matplotlib.pyplot
     os.makedirs(opts.out, exist_ok=True)
     trajectories, stores = [], []
     for path in sorted(glob.glob(os.path.join(opts.results, "*.json"))):
@@ -275,6 +282,12 @@ def main():
             res = json.load(f)
         kind = res.get("bench")
         if kind == "petsc_trajectories":
+            same = [t for t in trajectories
+                    if (t["program"], t["steps"]) == (res["program"], res["steps"])]
+            if same:
+                print(f"note: {path} is another {res['program']} run at N = {res['steps']}: "
+                      f"it replaces the earlier one's budget picture and is drawn beside it in "
+                      f"petsc-recompute.png")
             trajectories.append(res)
             plot_budget(res, os.path.join(
                 opts.out, f"petsc-{res['program']}-n{res['steps']}-budget.png"))
