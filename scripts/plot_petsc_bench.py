@@ -232,7 +232,7 @@ def plot_store_hidden(results, out):
     cases = [c for c in store_cases(results) if "overlap" in c[3]]
     if not cases:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(15, 5.2), sharey=True)
     width = 0.38
     for ax, sweep in zip(axes, ["writes", "reads"]):
         for k, (key, name) in enumerate([("left_hdf5_s", "hdf5 (synchronous)"),
@@ -245,7 +245,7 @@ def plot_store_hidden(results, out):
             ax.bar([i + (k - 0.5) * width for i in range(len(cases))], ys, width, label=name)
         ax.axhline(90, color="black", linestyle=":", linewidth=1, label="90 %")
         ax.set_xticks(range(len(cases)))
-        ax.set_xticklabels([f"{c[0]}\n{c[1]} rank{'s' if c[1] > 1 else ''}, {c[2]} MiB"
+        ax.set_xticklabels([f"{c[0]}\n{c[1]} rank{'s' if c[1] > 1 else ''}\n{c[2]} MiB"
                             for c in cases], fontsize=7)
         ax.set_title(f"{sweep}: a step computes 1.25 x its I/O"
                      + (" (reads from the disk)" if sweep == "reads" else ""))
