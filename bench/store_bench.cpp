@@ -106,6 +106,15 @@ std::string directory;
 // The figures for --json (rank 0): one object per checkpoint size, appended as they are measured.
 std::vector<std::string> json_sizes;
 
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
 std::string json_number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", v);
@@ -516,8 +525,8 @@ int main(int argc, char** argv) {
                          ", \"checkpoints\": " + std::to_string(c.reps) + ", \"stores\": [";
         for (std::size_t k = 0; k < rows.size(); ++k) {
           const Row& r = rows[k];
-          js += std::string(k ? ", " : "") + "{\"store\": \"" + r.store +
-                "\", \"write_gibs\": " + json_number(gib / r.write) + ", \"write_sync_gibs\": " +
+          js += std::string(k ? ", " : "") + "{\"store\": " + json_string(r.store) +
+                ", \"write_gibs\": " + json_number(gib / r.write) + ", \"write_sync_gibs\": " +
                 (r.sync > 0 ? json_number(gib / (r.write + r.sync)) : std::string("null")) +
                 ", \"read_gibs\": " + json_number(gib / r.read) + "}";
         }
@@ -530,9 +539,9 @@ int main(int argc, char** argv) {
       std::FILE* f = std::fopen(json_path.c_str(), "w");
       if (f == nullptr) throw rwd::Error(rwd::ErrorCode::Io, "cannot write " + json_path);
       std::fprintf(f,
-                   "{\"bench\": \"store\", \"ranks\": %d, \"label\": \"%s\", "
+                   "{\"bench\": \"store\", \"ranks\": %d, \"label\": %s, "
                    "\"checksum_gbs\": %s, \"sizes\": [",
-                   size, label.c_str(), json_number(checksum_gbs).c_str());
+                   size, json_string(label).c_str(), json_number(checksum_gbs).c_str());
       for (std::size_t k = 0; k < json_sizes.size(); ++k) {
         std::fprintf(f, "%s%s", k ? ", " : "", json_sizes[k].c_str());
       }

@@ -1,6 +1,8 @@
 #include "rewind/engine/stores.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "rewind/error.hpp"
 
@@ -41,6 +43,11 @@ storage::Store& Stores::disk() {
             "StoreConfig::directory (EngineConfig::store.directory, "
             "StoresConfig::store.directory) to an existing writable directory, or give no disk "
             "budget");
+    // Every rank tries; the store's own error says why if the directory still cannot be used.
+    std::error_code ec;
+    if (config_.make_directory && !std::filesystem::exists(config_.store.directory, ec)) {
+      std::filesystem::create_directories(config_.store.directory, ec);
+    }
     disk_ = storage::make_store(config_.disk_store, config_.store);
   }
   return *disk_;

@@ -104,6 +104,7 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   s.ram = o.max_cps_ram >= 0 ? o.max_cps_ram : schedule::kUnlimited;
   s.ram_bytes = o.ram_bytes;
   s.disk = p.disk;
+  s.make_directory = true;  // see StoresConfig::make_directory
   return out;
 }
 

@@ -102,6 +102,7 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
     }
   }
   carry_.report.finished = false;
+  carry_.report.kept_file.clear();  // an earlier run's, until this one keeps its own
   log_.times.assign(1, t0);
   log_.proposed.assign(1, detail::proposed_step(ts));
   stepper_ = std::make_unique<TsStepper>(ts, log_, first_same_as_last(ts));

@@ -3,6 +3,9 @@
 // solve's recording), options.cpp, run_config.cpp, view.cpp and ts_stepper.cpp.
 #include "rewind/petsc/trajectory.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -49,19 +52,33 @@ Trajectory& trajectory(TSTrajectory tj) {
 namespace {
 
 // Makes -ts_trajectory_dirname, and any parents missing (rank 0, remembering which it made), if
-// the run may write to the disk, then agrees it is a writable directory. Collective.
+// the run may write to the disk, then agrees it is a writable directory. Collective: first the
+// ranks agree whether there is a directory to make (a name, and a disk budget), so that ranks
+// given different options are refused by name rather than left in different collectives.
 PetscErrorCode make_dirname(TSTrajectory tj) {
   PetscFunctionBegin;
   const char* dir = detail::dirname(tj);
-  if (!dir || trajectory(tj).carry.options.max_cps_disk == 0) PetscFunctionReturn(0);
+  const bool disk = trajectory(tj).carry.options.max_cps_disk != 0;
   MPI_Comm comm = PetscObjectComm((PetscObject)tj);
+  // {named, disk} and their negations: one MIN gives each's minimum and maximum.
+  int mine[4] = {dir != nullptr, disk, dir == nullptr, !disk}, all[4] = {};
+  PetscCallMPI(MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MIN, comm));
+  // Every rank fails alike; PETSC_COMM_SELF so that each prints its own error (on the
+  // communicator only rank 0's would be printed before MPI_Abort).
+  PetscCheck(all[0] == 1 - all[2], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+             "-ts_trajectory_dirname differs between ranks (given on some ranks only); every "
+             "rank must give the same");
+  PetscCheck(all[1] == 1 - all[3], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+             "-ts_trajectory_max_cps_disk differs between ranks (0 on some ranks only); every "
+             "rank must give the same");
+  if (!dir || !disk) PetscFunctionReturn(0);
   PetscMPIInt rank = 0;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscBool exists = PETSC_FALSE;
   std::string why;
   if (rank == 0) {
     // As mkdir -p: each component in turn, as written ("a/../b" makes a, then b).
-    std::vector<std::string>& made = trajectory(tj).made_dirs;
+    std::vector<MadeDir>& made = trajectory(tj).made_dirs;
     std::filesystem::path at;
     for (const auto& part : std::filesystem::path(dir)) {
       at /= part;
@@ -71,10 +88,15 @@ PetscErrorCode make_dirname(TSTrajectory tj) {
         why = ": creating '" + at.string() + "': " + (ec ? ec.message() : "it appeared");
         break;
       }
-      made.push_back(at.string());
+      // Remembered by absolute name and identity: only this directory is ever removed, even
+      // after a chdir, a changed symbolic link or a directory made again under the same name.
+      struct stat st {};
+      const std::string path = std::filesystem::absolute(at, ec).string();
+      if (!ec && ::lstat(path.c_str(), &st) == 0) made.push_back({path, st.st_dev, st.st_ino});
     }
-    PetscCall(PetscTestDirectory(dir, 'w', &exists));
+    // Not PetscCall: an error here on rank 0 alone would leave the others in the broadcast.
     std::error_code ec;
+    exists = (PetscBool)(::access(dir, W_OK | X_OK) == 0 && std::filesystem::is_directory(dir, ec));
     if (!exists && why.empty()) {
       why = !std::filesystem::exists(dir, ec)         ? ": it does not exist"
             : !std::filesystem::is_directory(dir, ec) ? ": it is not a directory"
@@ -88,21 +110,25 @@ PetscErrorCode make_dirname(TSTrajectory tj) {
     PetscCallMPI(MPI_Bcast(text, sizeof text, MPI_CHAR, 0, comm));
     why = text;
   }
-  PetscCheck(exists, comm, PETSC_ERR_FILE_OPEN,
+  PetscCheck(exists, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN,
              "-ts_trajectory_dirname '%s' is not a writable directory and could not be made one%s; "
              "give a writable directory",
              dir, why.c_str());
   PetscFunctionReturn(0);
 }
 
-// Removes the directories of `made` (outermost first) that are empty, innermost first; what
-// holds a file stays, with its parents. No collective call, so it may run while an error
-// unwinds.
-void remove_empty(std::vector<std::string>& made) noexcept {
+// Removes the directories of `made` (outermost first) that are empty, innermost first, each only
+// if it is still the directory rewind made (same device and inode); what holds a file stays,
+// with its parents (rmdir removes only an empty directory, so a file made meanwhile keeps it).
+// No collective call, so it may run while an error unwinds.
+void remove_empty(std::vector<MadeDir>& made) noexcept {
   while (!made.empty()) {
-    std::error_code ec;
-    if (std::filesystem::is_empty(made.back(), ec) && !ec) std::filesystem::remove(made.back(), ec);
-    if (std::filesystem::exists(made.back(), ec)) return;
+    const MadeDir& d = made.back();
+    struct stat st {};
+    if (::lstat(d.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == d.dev &&
+        st.st_ino == d.ino && ::rmdir(d.path.c_str()) != 0) {
+      return;  // not empty (or not ours to remove): it and its parents stay
+    }
     made.pop_back();
   }
 }
@@ -115,7 +141,7 @@ void remove_empty_made_dirs(TSTrajectory tj) noexcept {
 // which runs no destructor, so the directories rewind made and left empty go now. (A run that
 // goes on after the error gets them back at its next TSSolve.)
 PetscErrorCode tidy_on_error(TSTrajectory tj, PetscErrorCode ierr) {
-  if (ierr) remove_empty_made_dirs(tj);
+  if (ierr && !detail::keep_files(tj)) remove_empty_made_dirs(tj);
   return ierr;
 }
 
@@ -188,7 +214,7 @@ PetscErrorCode reset_op(TSTrajectory tj) {
 PetscErrorCode destroy_op(TSTrajectory tj) {
   PetscFunctionBegin;
   auto* t = static_cast<Trajectory*>(detail::data(tj));
-  std::vector<std::string> made = t ? std::move(t->made_dirs) : std::vector<std::string>{};
+  std::vector<MadeDir> made = t ? std::move(t->made_dirs) : std::vector<MadeDir>{};
   delete t;  // its run and stores: their files go first, so that the directories may be empty
   detail::set_data(tj, nullptr);
   if (detail::dirname(tj) && !detail::keep_files(tj)) {

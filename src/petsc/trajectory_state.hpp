@@ -3,6 +3,7 @@
 // the run of the current solve.
 
 #include <petscts.h>
+#include <sys/types.h>
 
 #include <memory>
 #include <string>
@@ -12,6 +13,13 @@
 
 namespace rwd::petsc {
 
+/// A directory rewind made: its absolute name and identity when made.
+struct MadeDir {
+  std::string path;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
 struct Trajectory {
   Carry carry;
   std::unique_ptr<SolveRun> run;
@@ -19,7 +27,7 @@ struct Trajectory {
   // The directories rewind created for -ts_trajectory_dirname, outermost first (on rank 0, which
   // creates them): the directory and any parents that were missing. Only these may be removed,
   // and only when empty.
-  std::vector<std::string> made_dirs;
+  std::vector<MadeDir> made_dirs;
   ~Trajectory();
   /// Ends the current run: a resumable run the program leaves unfinished has its durable files
   /// removed (SolveRun::abandon()).

@@ -36,11 +36,11 @@ void ChoiceTable::set_row(std::int64_t row, std::span<const std::uint32_t> value
       listed.emplace_back(cell(row, c), v);
     }
   }
-  if (listed.empty()) return;
-  const auto in_row = [&](const auto& e) {
+  const auto in_row = [&](const auto& e) {  // the row's earlier values, if it is set again
     return e.first >= cell(row, 0) && e.first < cell(row, 0) + static_cast<std::size_t>(columns_);
   };
   std::erase_if(aside_, in_row);
+  if (listed.empty()) return;
   aside_.insert(aside_.end(), listed.begin(), listed.end());
   std::sort(aside_.begin(), aside_.end());
 }

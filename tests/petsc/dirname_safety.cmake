@@ -8,6 +8,8 @@
 #   nested    a/b/c where none exists: rewind makes all three and removes them; existing/d/e:
 #             rewind makes d and e and removes them, and the user's directory stays; up/../down:
 #             rewind makes up and down and removes both
+#   empty     an empty directory the user made, as the directory and as a parent (empty/d/e):
+#             it stays, d and e go
 # Variables: EXE, LIB, MPIEXEC, WORK_DIR.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}/existing")
@@ -59,4 +61,15 @@ foreach(d up down)
     message(FATAL_ERROR "dotted: the directory '${d}' rewind made is still there")
   endif()
 endforeach()
+file(MAKE_DIRECTORY "${WORK_DIR}/empty")
+run(empty -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 4 -ts_trajectory_dirname empty)
+run(empty_parent -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 4
+                 -ts_trajectory_dirname empty/d/e)
+if(NOT IS_DIRECTORY "${WORK_DIR}/empty")
+  message(FATAL_ERROR "empty: the user's empty directory was removed")
+endif()
+file(GLOB left LIST_DIRECTORIES true "${WORK_DIR}/empty/*")
+if(left)
+  message(FATAL_ERROR "empty_parent: rewind left ${left}")
+endif()
 message("dirname safety: the user's files stayed, rewind's own directory and files went")

@@ -5,19 +5,32 @@
 # Variables: EXE, LIB, MPIEXEC, WORK_DIR.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
-set(common -ts_max_steps 20 -dll_append ${LIB} -ts_trajectory_type rewind
-           -ts_trajectory_dirname ckpt)
+set(base -ts_max_steps 20 -dll_append ${LIB} -ts_trajectory_type rewind)
+# expect_refused(<option> <value on rank 0> <value on rank 1> [options both get]): a value "-"
+# leaves the option out on that rank. Both ranks write to ckpt unless the option is the directory.
 function(expect_refused option a b)
-  execute_process(COMMAND ${MPIEXEC} -n 1 --oversubscribe --output-filename out-${option}
-                          ${EXE} ${common} ${ARGN} ${option} ${a}
-                          : -n 1 ${EXE} ${common} ${ARGN} ${option} ${b}
+  set(common ${base})
+  if(NOT option STREQUAL "-ts_trajectory_dirname")
+    list(APPEND common -ts_trajectory_dirname ckpt)
+  endif()
+  set(opt_a ${option} ${a})
+  set(opt_b ${option} ${b})
+  if(a STREQUAL "-")
+    set(opt_a)
+  endif()
+  if(b STREQUAL "-")
+    set(opt_b)
+  endif()
+  execute_process(COMMAND ${MPIEXEC} -n 1 --oversubscribe --output-filename out-${option}-${a}-${b}
+                          ${EXE} ${common} ${ARGN} ${opt_a}
+                          : -n 1 ${EXE} ${common} ${ARGN} ${opt_b}
                   WORKING_DIRECTORY "${WORK_DIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err TIMEOUT 120)
   if(rc EQUAL 0)
     message(FATAL_ERROR "${option} ${a} / ${b}: the run succeeded:\n${out}\n${err}")
   endif()
   foreach(rank 0 1)
-    file(GLOB_RECURSE files "${WORK_DIR}/out-${option}/*/rank.${rank}/*")
+    file(GLOB_RECURSE files "${WORK_DIR}/out-${option}-${a}-${b}/*/rank.${rank}/*")
     set(text "")
     foreach(f ${files})
       file(READ "${f}" part)
@@ -44,6 +57,11 @@ set(disk -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 8)
 expect_refused(-ts_trajectory_rewind_async 0 1 ${disk})
 expect_refused(-ts_trajectory_rewind_max_staged_bytes 1e6 2e6 ${disk})
 expect_refused(-ts_trajectory_dirname ckpt-a ckpt-b ${disk})
+# A directory on one rank only, a disk budget on one rank only: refused before any rank makes a
+# directory (these hung, each rank in a different collective).
+expect_refused(-ts_trajectory_dirname - ckpt-b ${disk})
+expect_refused(-ts_trajectory_max_cps_disk 0 8 -ts_trajectory_max_cps_ram 2)
+expect_refused(-ts_trajectory_max_cps_disk 8 0 -ts_trajectory_max_cps_ram 2)
 # One rank resumable and the other not, or at other intervals.
 expect_refused(-ts_trajectory_rewind_resume 1 0 -ts_trajectory_max_cps_ram 3
                -ts_trajectory_max_cps_disk 8)

@@ -64,6 +64,20 @@ TEST(ChoiceTable, TakesAboutAByteACellWhenStepsAreSmall) {
   EXPECT_EQ(table.at(20, 99'999), v[99'999]);
 }
 
+TEST(ChoiceTable, ARowSetAgainWithoutJumpsListsNothingAside) {
+  ChoiceTable table(1, 200);
+  std::vector<std::uint32_t> v(200, 5);
+  v[100] = 1'000'000;  // a jump there and back: two values listed aside
+  table.set_row(0, v);
+  const std::size_t with_jumps = table.bytes();
+  v[100] = 5;
+  table.set_row(0, v);
+  EXPECT_EQ(table.bytes(), 200 + 4 * sizeof(std::uint32_t));  // the cells and four anchors
+  EXPECT_LT(table.bytes(), with_jumps);
+  EXPECT_EQ(table.at(0, 100), 5u);
+  EXPECT_EQ(table.at(0, 101), 5u);
+}
+
 TEST(ChoiceTable, RefusesARowThatDoesNotFit) {
   ChoiceTable table(2, 10);
   const std::vector<std::uint32_t> short_row(9, 1);

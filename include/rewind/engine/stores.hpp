@@ -26,6 +26,11 @@ struct StoresConfig {
   std::int64_t ram = schedule::kUnlimited;   ///< RAM checkpoints held at once
   double ram_bytes = 0.0;                    ///< > 0: RAM bytes held at once (this rank)
   std::int64_t disk = schedule::kUnlimited;  ///< disk checkpoints held at once
+  /// Make store.directory (and its parents) if it is missing when the disk store is first
+  /// opened. The PETSc front end sets it: it makes -ts_trajectory_dirname and removes it, empty,
+  /// when a run ends, which may be while another run in the same directory has not written yet.
+  /// Otherwise a missing directory is the store's error.
+  bool make_directory = false;
 };
 
 /// A share of the capacity, claimed by one recording.

@@ -89,7 +89,8 @@ struct StoreConfig {
   /// Engine refuse MPI_COMM_NULL (MPI_COMM_SELF for a solver on one rank's own).
   MPI_Comm comm = MPI_COMM_NULL;
   /// Disk stores: where the file goes. No default: a disk store refuses an empty directory
-  /// (it never writes into the working directory unasked).
+  /// (it never writes into the working directory unasked). engine::StoresConfig::make_directory
+  /// has it made if missing.
   std::string directory;
   bool keep_files = false;        ///< disk stores: keep the file after a clean close
   std::string label = "run";      ///< disk stores: part of the file name (e.g. ensemble member)
