@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <algorithm>
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <tuple>
@@ -639,6 +640,30 @@ TEST(Recording, AnotherRunOnTheSameStepperNeverLeavesAWrongGradient) {
                         std::string::npos))
       << what;
   stores->close();
+}
+
+// StoresConfig::make_directory: the disk store's directory made when the store is first needed
+// (the PETSc front end removes a directory it made when a run ends, while another run in it may
+// not have written yet); without it a missing directory is the store's error, on every rank.
+TEST(StoresDirectory, IsMadeWhenAskedAndOtherwiseRefused) {
+  const std::string dir = scratch_dir("make-directory") + "/gone/deeper";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+  MPI_Barrier(MPI_COMM_WORLD);
+  StoresConfig c = stores_config("make-directory");
+  c.store.directory = dir;
+  {
+    Stores stores(c);
+    const std::string what = error_of([&] { stores.disk(); });
+    EXPECT_TRUE(all_ranks(what.find("does not exist") != std::string::npos)) << what;
+  }
+  c.make_directory = true;
+  Stores stores(c);
+  stores.disk();
+  EXPECT_TRUE(all_ranks(std::filesystem::is_directory(dir)));
+  stores.close();
 }
 
 }  // namespace
