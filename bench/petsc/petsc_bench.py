@@ -389,7 +389,7 @@ def cmd_trajectories(opts):
     # cache and memory the host took back, which made memory slower than recomputing runs.
     warm = next(c for c in configs if c.name == "memory")
     rec = run_one(opts, base, warm, ranks, os.path.join(work, "warm-up"), outputs, opts.timeout)
-    print(f"  warm-up: {warm.name:34s} {rec['wall']:8.2f} s  (not counted)", flush=True)
+    print(f"  warm-up: {warm.name:44s} {rec['wall']:8.2f} s  (not counted)", flush=True)
     for rep in range(opts.reps):
         rotated = order[rep % len(order):] + order[:rep % len(order)]
         for cfg in rotated:
@@ -400,7 +400,7 @@ def cmd_trajectories(opts):
             rec["rep"] = rep
             records[cfg.name].append(rec)
             status = "ok" if rec["status"] == 0 else f"exit {rec['status']}"
-            print(f"  rep {rep}: {cfg.name:34s} {rec['wall']:8.2f} s  {status}  "
+            print(f"  rep {rep}: {cfg.name:44s} {rec['wall']:8.2f} s  {status}  "
                   f"(load {rec['load_before']})", flush=True)
     meta = {"load_start": records[configs[0].name][0]["load_before"], "load_end": load_average(),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
