@@ -11,9 +11,18 @@
 
 namespace rwd::petsc {
 
-bool whole_bytes(PetscReal bytes, double least) {
+PetscErrorCode check_bytes(MPI_Comm comm, const char* what, PetscReal bytes, int least,
+                           const char* zero) {
+  PetscFunctionBegin;
   const auto v = static_cast<double>(bytes);
-  return std::isfinite(v) && v >= least && v <= 1e18 && std::floor(v) == v;
+  char got[32];  // std::snprintf, not PETSc's, which writes 0 as "0."
+  std::snprintf(got, sizeof got, "%.15g", v);
+  const std::string meaning = zero ? std::string(" (") + zero + ")" : std::string();
+  PetscCheck(std::isfinite(v) && v >= least && v <= 1e18 && std::floor(v) == v, comm,
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "%s must be a whole number of bytes from %d%s to 1e18, got %s", what, least,
+             meaning.c_str(), got);
+  PetscFunctionReturn(0);
 }
 
 engine::SettingNames option_names() {
@@ -149,19 +158,8 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
       *out = v;
     }
   }
-  const auto text = [](PetscReal v) {
-    char s[32];
-    std::snprintf(s, sizeof s, "%.15g", (double)v);
-    return std::string(s);
-  };
-  PetscCheck(whole_bytes(o.max_staged_bytes, 1), comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "-ts_trajectory_rewind_max_staged_bytes must be a whole number of bytes from 1 to "
-             "1e18, got %s",
-             text(o.max_staged_bytes).c_str());
-  PetscCheck(whole_bytes(o.ram_bytes, 0), comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "-ts_trajectory_rewind_ram_bytes must be a whole number of bytes from 0 (no byte "
-             "budget) to 1e18, got %s",
-             text(o.ram_bytes).c_str());
+  PetscCall(check_bytes(comm, "-ts_trajectory_rewind_max_staged_bytes", o.max_staged_bytes, 1));
+  PetscCall(check_bytes(comm, "-ts_trajectory_rewind_ram_bytes", o.ram_bytes, 0, "no byte budget"));
   PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_steps must be >= 0 (0: count the steps), got %" PetscInt_FMT,
              o.steps);

@@ -31,8 +31,11 @@ struct Options {
   bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }
 };
 
-/// Whether `bytes` is a whole number of bytes from `least` to 1e18 (the byte options' range).
-bool whole_bytes(PetscReal bytes, double least);
+/// Errors (on `comm`) unless `bytes` is a whole number of bytes from `least` (0 or 1) to 1e18, the
+/// range of the byte options: "<what> must be a whole number of bytes from <least>[ (<zero>)] to
+/// 1e18, got <bytes>". `zero`, if given, says what 0 means.
+PetscErrorCode check_bytes(MPI_Comm comm, const char* what, PetscReal bytes, int least,
+                           const char* zero = nullptr);
 
 /// Reads the options block of TSSetFromOptions into `options`; errors name the option and the
 /// fix. Collective on `comm`.

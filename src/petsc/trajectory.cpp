@@ -341,10 +341,9 @@ PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory tj, PetscInt ram
 PetscErrorCode TSTrajectoryRewindSetRAMBytes(TSTrajectory tj, PetscReal bytes) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
-  PetscCheck(rwd::petsc::whole_bytes(bytes, 0), PetscObjectComm((PetscObject)tj),
-             PETSC_ERR_ARG_OUTOFRANGE,
-             "TSTrajectoryRewindSetRAMBytes: the RAM budget must be a whole number of bytes from 0 "
-             "(none) to 1e18");
+  PetscCall(rwd::petsc::check_bytes(PetscObjectComm((PetscObject)tj),
+                                    "TSTrajectoryRewindSetRAMBytes: the RAM budget", bytes, 0,
+                                    "none"));
   options(tj).ram_bytes = bytes;
   PetscFunctionReturn(0);
 }
@@ -352,10 +351,9 @@ PetscErrorCode TSTrajectoryRewindSetRAMBytes(TSTrajectory tj, PetscReal bytes) {
 PetscErrorCode TSTrajectoryRewindSetMaxStagedBytes(TSTrajectory tj, PetscReal bytes) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
-  PetscCheck(rwd::petsc::whole_bytes(bytes, 1), PetscObjectComm((PetscObject)tj),
-             PETSC_ERR_ARG_OUTOFRANGE,
-             "TSTrajectoryRewindSetMaxStagedBytes: the staging limit must be a whole number of "
-             "bytes from 1 to 1e18");
+  PetscCall(rwd::petsc::check_bytes(PetscObjectComm((PetscObject)tj),
+                                    "TSTrajectoryRewindSetMaxStagedBytes: the staging limit", bytes,
+                                    1));
   options(tj).max_staged_bytes = bytes;
   PetscFunctionReturn(0);
 }
