@@ -32,6 +32,14 @@ import re
 plt = None  # matplotlib.pyplot, imported in main() so that --help works without it
 
 
+def save(fig, out):
+    """Lays out, writes and closes a figure."""
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
 def revolve_fwd_total(n, s):
     """Forward steps of single-level Revolve with s slots (x_0's included), n steps:
     n + r n - C(s + r, r - 1) with r the least r such that C(s + r, s) >= n."""
@@ -102,10 +110,7 @@ def plot_budget(result, out):
         ax.grid(alpha=0.3)
     ax_m.legend(fontsize=7, loc="lower right")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save(fig, out)
 
 
 def plot_recompute(results, out):
@@ -131,10 +136,7 @@ def plot_recompute(results, out):
     ax.set_ylim(bottom=1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save(fig, out)
 
 
 def plot_scale(result, out):
@@ -157,10 +159,7 @@ def plot_scale(result, out):
         ax.legend(fontsize=8)
     fig.suptitle(f"ex5adj {result['grid']}x{result['grid']}, {result['ranks']} rank(s), "
                  f"rewind at {result['ram']} RAM checkpoints ({result['date']})")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save(fig, out)
 
 
 def plot_plan(result, out):
@@ -178,10 +177,7 @@ def plot_plan(result, out):
     ax.set_title(f"rewind-plan planning time ({result['date']})")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save(fig, out)
 
 
 STORES = ["posix pwrite/pread", "hdf5", "hdf5 async", "ram"]
@@ -222,10 +218,7 @@ def plot_store_bandwidth(results, out):
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize=8)
     fig.suptitle("checkpoint stores against POSIX on the same bytes (rewind-bench-store)")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save(fig, out)
 
 
 def plot_store_hidden(results, out):
@@ -254,10 +247,7 @@ def plot_store_hidden(results, out):
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize=8)
     fig.suptitle("I/O hidden behind computation (rewind-bench-store, medians of 3)")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save(fig, out)
 
 
 def main():
