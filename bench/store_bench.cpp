@@ -44,6 +44,10 @@ using rwd::storage::StoreConfig;
 int rank = 0;
 int size = 1;
 
+// StoreConfig::inline_io_bytes as the stores here are made: asynchronous puts of at most this
+// many bytes a rank move on the calling thread.
+constexpr std::int64_t kInlineBytes = std::int64_t{64} << 10;
+
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -73,10 +77,9 @@ struct Case {
   std::vector<double> data;
   std::vector<double> back;
   double gib() const { return static_cast<double>(global) * 8.0 * reps / (1024.0 * 1024 * 1024); }
-  // Whether an asynchronous store's puts go to the I/O thread (the store's rule, at the 64 KiB a
-  // rank of make()'s default); smaller ones move on the calling thread and leave no job to wait
-  // for.
-  bool on_thread() const { return global * 8 > (std::int64_t{64} << 10) * size; }
+  // Whether an asynchronous store's puts go to the I/O thread (the store's rule, at make()'s
+  // default kInlineBytes); smaller ones move on the calling thread and leave no job to wait for.
+  bool on_thread() const { return global * 8 > kInlineBytes * size; }
 
   CheckpointView view(std::vector<FieldView>& fields) const {
     fields = {FieldView{"u", data, offset, global}};
@@ -158,7 +161,7 @@ Row posix(Case& c) {
 // Store `name` for case `c`; a disk store writes behind with a pool of `pool` bytes if pool > 0,
 // for checkpoints above `inline_bytes` per rank.
 std::unique_ptr<Store> make(const Case& c, const std::string& name, std::int64_t pool,
-                            std::int64_t inline_bytes = 64 << 10) {
+                            std::int64_t inline_bytes = kInlineBytes) {
   StoreConfig config;
   config.comm = MPI_COMM_WORLD;
   config.directory = directory;
@@ -342,7 +345,8 @@ std::string overlap(Case& c) {
 // Per-put cost of small checkpoints (128 doubles per rank), where HDF5's metadata and the
 // collective agreements dominate: seconds until the puts return, and until they are written.
 // With async_io they stay on the calling thread unless `inline_bytes` is 0.
-std::pair<double, double> small_puts(bool async, int count, std::int64_t inline_bytes = 64 << 10) {
+std::pair<double, double> small_puts(bool async, int count,
+                                     std::int64_t inline_bytes = kInlineBytes) {
   Case c;
   c.n = 128;
   c.offset = c.n * rank;
