@@ -16,7 +16,7 @@ class ChoiceTable {
   ChoiceTable(std::int64_t rows, std::int64_t columns);
 
   /// Sets row `row` to `values` (`columns` of them, each < 2^32). Rows may be set in any order,
-  /// each once.
+  /// and set again.
   void set_row(std::int64_t row, std::span<const std::uint32_t> values);
   std::uint32_t at(std::int64_t row, std::int64_t column) const;
   /// Bytes held (the cells, the row anchors and the values listed aside).
