@@ -14,7 +14,8 @@ namespace rwd::engine {
 
 namespace {
 
-constexpr std::string_view kMagic = "rewind resume manifest 1";
+// Version 2: block checksums are XXH3-64 (the HDF5 store's, format 5); version 1 had rwd64.
+constexpr std::string_view kMagic = "rewind resume manifest 2";
 // Bounds a manifest never exceeds, so that a damaged one cannot ask for absurd allocations.
 constexpr std::int64_t kMaxRanks = 1 << 20;
 constexpr std::int64_t kMaxFields = 1 << 12;
@@ -187,9 +188,16 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   Manifest m;
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (!in.next() || in.size() != 4 || in.word(0) != "rewind" || in.word(1) != "resume" ||
-      in.word(2) != "manifest" || in.word(3) != "1") {
-    in.fail("not a rewind resume manifest (version 1)");
+      in.word(2) != "manifest") {
+    in.fail("not a rewind resume manifest (version 2)");
   }
+  if (in.word(3) == "1") {
+    in.fail(
+        "written by an older rewind (manifest version 1, block checksums rwd64); this rewind "
+        "reads version 2 (XXH3-64) only: run afresh without resuming");
+  }
+  if (in.word(3) != "2")
+    in.fail("manifest version '" + std::string(in.word(3)) + "'; this rewind reads version 2");
   // The header, in this order.
   const char* header[] = {"identity", "label", "ranks", "steps", "interval", "generation"};
   for (const char* key : header) {

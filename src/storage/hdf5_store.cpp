@@ -76,7 +76,7 @@ constexpr std::int64_t kSlabSlots = 64;
 constexpr std::int64_t kSlabBytes = std::int64_t{64} << 20;
 
 constexpr const char* kFormat =
-    "rewind checkpoint file, format 4. Checkpoints live in slabs: each group slab_<k> holds "
+    "rewind checkpoint file, format 5. Checkpoints live in slabs: each group slab_<k> holds "
     "one dataset per field, float64 [slots, global_size], and slot j of every dataset is one "
     "checkpoint. Group attributes: slots, ranks, fields, and per slot (arrays of length slots) "
     "step, kind (0 restart: the state at the start of step <step>; 1 pullback: the data the "
@@ -91,12 +91,8 @@ constexpr const char* kFormat =
     "be used.";
 
 constexpr const char* kChecksum =
-    "rwd64 over the little-endian float64 bytes of one rank's block: four lanes over 32-byte "
-    "stripes, lane = rotl(lane + word * 0xBF58476D1CE4E5B9, 29) * 0x9E3779B97F4A7C15, seeded "
-    "0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, ~0x9E3779B97F4A7C15; then "
-    "rotl(a,1)+rotl(b,7)+rotl(c,12)+rotl(d,18) xor (bytes * 0x94D049BB133111EB), the remaining "
-    "words through the lane step, remaining bytes h = (h ^ byte) * 0xBF58476D1CE4E5B9, and the "
-    "splitmix64 finaliser (src/storage/checksum.cpp)";
+    "XXH3-64 (xxHash 0.8, seed 0) over the little-endian float64 bytes of one rank's block "
+    "(formats 1 to 4 had rwd64)";
 
 // The OS's reason for a failed job: "field 'u': pwrite of 160000 bytes at byte 4096 failed: File
 // too large".

@@ -42,7 +42,7 @@ struct IoJob {
 
 /// What a job did.
 struct JobResult {
-  std::vector<std::uint64_t> checksums;  ///< rwd64 of each segment (Write, Read)
+  std::vector<std::uint64_t> checksums;  ///< XXH3-64 of each segment (Write, Read)
   int error = 0;                         ///< errno of the first failure, 0 if none
   std::string failed_call;               ///< "pwrite", "pread", "fsync"; empty if none failed
   std::size_t failed_segment = 0;

@@ -124,6 +124,21 @@ TEST(Manifest, AnyChangedByteFailsItsChecksumAndACutFileIsSaidToBeCut) {
   EXPECT_NE(error_of("").find("not a rewind resume manifest"), std::string::npos);
 }
 
+TEST(Manifest, AnOlderVersionIsRefusedByItsVersion) {
+  // Version 1's block checksums are rwd64: read as XXH3-64 every block would fail its checksum
+  // as if the file were damaged. The refusal says what it is instead, on the first line.
+  const std::string text = to_text(sample());
+  ASSERT_EQ(text.rfind("rewind resume manifest 2\n", 0), 0u);
+  const std::string v1 = edited(text, "manifest 2", "manifest 1");
+  const std::string what = error_of(v1);
+  EXPECT_NE(what.find("line 1: written by an older rewind (manifest version 1, block checksums "
+                      "rwd64)"),
+            std::string::npos)
+      << what;
+  const std::string v9 = error_of(edited(text, "manifest 2", "manifest 9"));
+  EXPECT_NE(v9.find("manifest version '9'; this rewind reads version 2"), std::string::npos) << v9;
+}
+
 TEST(Manifest, StructuralDamageIsNamedWithItsLine) {
   const std::string text = to_text(sample());
   const auto expect = [&](const std::string& from, const std::string& to, const std::string& why) {

@@ -446,7 +446,7 @@ TEST(Hdf5FileSizeLimit, MetadataAloneMeetingTheLimitFailsOnEveryRankWithoutAHang
   }
 }
 
-// Rank 0: the complete slots of every slab of a kept file (format 4), by step, each with every
+// Rank 0: the complete slots of every slab of a kept file (format 5), by step, each with every
 // rank's checksum of field "u"; every complete slot must be a restart state, and no step twice.
 std::map<std::int64_t, std::vector<std::uint64_t>> complete_restarts(const std::string& kept) {
   std::map<std::int64_t, std::vector<std::uint64_t>> complete;

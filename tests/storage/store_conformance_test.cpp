@@ -502,7 +502,7 @@ TEST_P(StoreConformance, KeptFileExplainsItselfInH5dump) {
   if (status != 0 && out.find("not found") != std::string::npos) GTEST_SKIP() << "no h5dump";
   EXPECT_EQ(status, 0) << out;
   for (const char* part :
-       {"ATTRIBUTE \"format\"", "rewind checkpoint file, format 4",
+       {"ATTRIBUTE \"format\"", "rewind checkpoint file, format 5",
         "complete = 0 holds no checkpoint", "ATTRIBUTE \"checksum\"", "GROUP \"slab_0\"",
         "ATTRIBUTE \"scalar:time\"", "ATTRIBUTE \"step\"", "ATTRIBUTE \"kind\"",
         "ATTRIBUTE \"slots\"", "DATASET \"u\"", "ATTRIBUTE \"rank_checksums\"",

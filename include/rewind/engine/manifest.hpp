@@ -5,7 +5,7 @@
 /// to a temporary, synced, renamed), so that after a kill it is either the last version or the
 /// one before, never torn. Its last line is a checksum of the lines before it.
 ///
-///   rewind resume manifest 1
+///   rewind resume manifest 2
 ///   identity <hex>                     the caller's identity text (program, options), hex
 ///   label <hex>                        the run's label as given (the file name sanitises it)
 ///   ranks <P>

@@ -22,7 +22,7 @@ namespace rwd::storage {
 /// failure (an I/O error, abandon(), or destruction while an exception unwinds) it is deleted
 /// even with keep_files.
 ///
-/// Checkpoints live in slabs (file format 4): a group `slab_<k>` holds one contiguous,
+/// Checkpoints live in slabs (file format 5): a group `slab_<k>` holds one contiguous,
 /// early-allocated float64 dataset [slots, global_size] per field for checkpoints of one shape
 /// (field names, global sizes, every rank's block, scalar names); a checkpoint is one slot, a
 /// row of each dataset, and each rank's block lies at its offset in the row. The group's

@@ -17,10 +17,10 @@ struct SealedBlock {
   std::string field;           ///< the field's name
   std::int64_t at = 0;         ///< byte offset of the block in the file
   std::int64_t count = 0;      ///< doubles in the block
-  std::uint64_t checksum = 0;  ///< the block's rwd64 checksum (the store's)
+  std::uint64_t checksum = 0;  ///< the block's XXH3-64 checksum (the store's)
 };
 
-/// The checksum SealedBlock::checksum holds for a block of these values (rwd64).
+/// The checksum SealedBlock::checksum holds for a block of these values (XXH3-64).
 std::uint64_t block_checksum(std::span<const double> values) noexcept;
 
 /// Reads `blocks` from the file `path` (pread) into `out`, the same fields in the same order with
