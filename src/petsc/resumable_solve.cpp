@@ -495,11 +495,9 @@ void ResumableSolve::reached(PetscInt k, bool last) {
     throw Error(ErrorCode::Internal,
                 "resume: the step log does not reach step " + std::to_string(k));
   }
-  for (std::size_t j = 0; j <= m; ++j) {
-    times[j] = log_.times[j];
-    proposed[j] = log_.proposed[j];
-    if (j < m) dts[j] = log_.dts[j];
-  }
+  log_.times.copy_to(times, m + 1);
+  log_.proposed.copy_to(proposed, m + 1);
+  log_.dts.copy_to(dts, m);
   if (quadrature_) {
     const PetscScalar* a = nullptr;
     REWIND_PETSC(VecGetArrayRead(quadrature_, &a));

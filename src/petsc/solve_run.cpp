@@ -241,7 +241,12 @@ void SolveRun::before_step() {
     previous.recording->lose_work();
   }
   forward_ended_ = false;
-  log_.proposed[s] = detail::proposed_step(ts_);
+  if (log_.proposed.size() != s + 1) {
+    throw Error(ErrorCode::Internal, "rewind: the step log's proposals end at step " +
+                                         std::to_string(log_.proposed.size() - 1) + ", not " +
+                                         std::to_string(s));
+  }
+  log_.proposed.set_back(detail::proposed_step(ts_));
   start_segment(last_set_);
 }
 

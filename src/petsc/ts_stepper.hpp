@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exact_series.hpp"
 #include "rewind/engine/stepper.hpp"
 #include "step_replay.hpp"
 
@@ -19,9 +20,10 @@ namespace rwd::petsc {
 /// What the first sweep saw of each step, so a recomputation repeats it. Indexed by the TS's
 /// step numbers.
 struct StepLog {
-  std::vector<PetscReal> times;     ///< t_k for k = 0 .. the last step set
-  std::vector<PetscReal> proposed;  ///< the step size TS proposed at set(k)
-  std::vector<PetscReal> dts;       ///< the exact size of step k (t_k -> t_{k+1})
+  static_assert(sizeof(PetscReal) == sizeof(double), "the step log holds PetscReal as double");
+  ExactSeries times;     ///< t_k for k = 0 .. the last step set
+  ExactSeries proposed;  ///< the step size TS proposed at set(k)
+  ExactSeries dts;       ///< the exact size of step k (t_k -> t_{k+1})
   /// Every attempt at step k, for the steps that took more than one plain attempt (the adapter
   /// rejected sizes, or an event handler rolled attempts back); few steps have any.
   std::map<std::size_t, std::vector<Attempt>> attempts;
