@@ -72,12 +72,15 @@ std::vector<std::size_t> RestartSets::written() const {
 
 const std::vector<std::size_t>& RestartSets::at(Step b) {
   auto it = cache_.find(b);
-  if (it != cache_.end()) return it->second;
+  if (it != cache_.end()) return *it->second;
   std::vector<std::size_t> set;
   for (std::size_t v = 0; v < variables_; ++v) {
     if (overwritten_from(v, b) && live(v, b)) set.push_back(v);
   }
-  return cache_.emplace(b, std::move(set)).first->second;
+  const std::vector<std::size_t>& kept = *distinct_.insert(std::move(set)).first;
+  if (cache_.size() >= kCachedBoundaries) cache_.clear();  // the sets stay in distinct_
+  cache_.emplace(b, &kept);
+  return kept;
 }
 
 }  // namespace rwd::tape

@@ -218,6 +218,26 @@ TEST(RestartSets, FollowDeclaredAccesses) {
   EXPECT_EQ(bounded.at(3), std::vector<std::size_t>{0});
 }
 
+TEST(RestartSets, KeepEachDistinctSetOnceAndTheirReferencesValid) {
+  // A run recomputes through every boundary: a set per boundary grew with the step count. Each
+  // distinct set is kept once, and a reference at() returned stays valid however many
+  // boundaries come after it (past the bounded cache of recent boundaries).
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Leapfrog leapfrog(ring, 0.005);
+  constexpr Step n = 20000;
+  tape::RestartSets sets(
+      2, [&](Step i) { return leapfrog.access(i); }, tape::Horizon{n});
+  const std::vector<std::size_t>& first = sets.at(0);
+  const std::vector<std::size_t>& second = sets.at(1);
+  for (Step b = 2; b < n; ++b) {
+    ASSERT_EQ(&sets.at(b), &second) << "boundary " << b << " has a set of its own";
+  }
+  EXPECT_EQ(first, std::vector<std::size_t>{1});
+  EXPECT_EQ(second, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(&sets.at(0), &first);  // computed again after the cache dropped it: the same set
+  EXPECT_EQ(&sets.at(n - 1), &second);
+}
+
 TEST(Engine, StoresOnlyTheRestartSet) {
   const Ring ring(MPI_COMM_WORLD, 40);
   DiffusionDecay diffusion(ring, 0.05);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "rewind/schedule/action.hpp"
@@ -41,7 +42,9 @@ class RestartSets {
   /// access(i) is called for steps i >= 0 up to the horizon, possibly before they are taken.
   RestartSets(std::size_t variables, AccessFn access, Horizon horizon);
 
-  /// Sorted, cached per boundary.
+  /// Sorted. The reference stays valid as long as this object: each distinct set is kept once,
+  /// and a bounded cache maps recent boundaries to it (a run recomputes through every boundary,
+  /// so a set per boundary grew with the step count).
   const std::vector<std::size_t>& at(Step b);
 
   /// The variables some step writes (every variable while the end is unknown and unbounded):
@@ -61,7 +64,9 @@ class RestartSets {
   std::size_t variables_;
   AccessFn access_;
   Horizon horizon_;
-  std::map<Step, std::vector<std::size_t>> cache_;
+  static constexpr std::size_t kCachedBoundaries = 4096;
+  std::set<std::vector<std::size_t>> distinct_;  // every set at() returned (nodes never move)
+  std::map<Step, const std::vector<std::size_t>*> cache_;  // at most kCachedBoundaries
   std::vector<Step> last_write_;  // per variable, the last step < end() writing it (-1: none)
 };
 
