@@ -68,6 +68,7 @@ void MixedTable::build() {
   std::vector<double> lower_below(N + 1, kInf), lower_cur(N + 1, kInf);
   below[1] = 1.0;  // s = 0: only a single step
   lower_below[1] = 1.0;
+  std::vector<std::uint32_t> relaxed_arg;  // choices of the relaxation (rows not exhaustive)
   double spent = 0.0;
   exact_ = true;
   for (std::int64_t s = 1; s <= s_; ++s) {
@@ -75,7 +76,6 @@ void MixedTable::build() {
     const bool exhaustive = spent + work <= kExactBudget;
     if (exhaustive) spent += work;
     exact_ = exact_ && exhaustive;
-    std::vector<Step> relaxed_arg;
     if (!exhaustive) relax(lower_cur, relaxed_arg, lower_below, s);
     cur.assign(N + 1, kInf);
     cur[1] = 1.0;
@@ -135,14 +135,14 @@ void MixedTable::build() {
     lower_below.swap(lower_cur);
   }
   cost_ = below[N];
-  costs_ = below;
   lower_ = exact_ ? cost_ : std::min(cost_, lower_below[N] - 1e-9 * std::abs(lower_below[N]));
+  costs_ = std::move(below);  // not a copy: at 10^5 steps the build's rows are its peak memory
 }
 
 // Relaxation of layer s: the same recursion with the layer's own and the layer below's values
 // of shorter lengths replaced by their lower convex envelopes (a lower bound by induction; the
 // split function is convex, so a local descent finds its minimum).
-void MixedTable::relax(std::vector<double>& value, std::vector<Step>& arg,
+void MixedTable::relax(std::vector<double>& value, std::vector<std::uint32_t>& arg,
                        const std::vector<double>& below, std::int64_t s) const {
   const auto N = static_cast<std::size_t>(n_);
   value.assign(N + 1, kInf);
@@ -170,7 +170,7 @@ void MixedTable::relax(std::vector<double>& value, std::vector<Step>& arg,
         pm = i;
         if (fi < best) {
           best = fi;
-          arg[L] = i;
+          arg[L] = static_cast<std::uint32_t>(i);  // i < L <= n, and n < 2^32 (ChoiceTable)
         }
       }
     }

@@ -39,8 +39,8 @@ class MixedTable {
 
  private:
   void build();
-  void relax(std::vector<double>& value, std::vector<Step>& arg, const std::vector<double>& below,
-             std::int64_t s) const;
+  void relax(std::vector<double>& value, std::vector<std::uint32_t>& arg,
+             const std::vector<double>& below, std::int64_t s) const;
 
   Step n_;
   std::int64_t s_;
