@@ -194,7 +194,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   if (in.word(3) == "1") {
     in.fail(
         "written by an older rewind (manifest version 1, block checksums rwd64); this rewind "
-        "reads version 2 (XXH3-64) only: run afresh without resuming");
+        "reads version 2 (XXH3-64) only");
   }
   if (in.word(3) != "2")
     in.fail("manifest version '" + std::string(in.word(3)) + "'; this rewind reads version 2");

@@ -14,8 +14,10 @@ namespace rwd::petsc {
 
 class ExactSeries {
  public:
-  /// Values are sealed in blocks of this many: each is one value (all equal), two (a first value
-  /// and a step that, added one at a time, gives every value bit for bit) or all of them.
+  /// Values are sealed in blocks of this many: each is one value (all equal, bit for bit), two
+  /// (a first value and a step that, added one at a time in round-to-nearest, gives every value
+  /// bit for bit; only for zero or normal values below 2^1000, so that no addition can overflow,
+  /// trap or meet a subnormal) or all of them.
   static constexpr std::size_t kBlock = 64;
 
   void push_back(double v);
@@ -42,6 +44,7 @@ class ExactSeries {
     std::size_t at;  ///< its first value in values_
   };
 
+  Kind kind_of(double& step) const;  // how the full tail seals (step: a Stepped block's)
   void seal();
   void unseal();
   void decode(const Block& b, double* out) const;

@@ -2,15 +2,13 @@
 // The 64-bit checksum the HDF5 store keeps for each rank's block of each field: XXH3-64 (seed 0)
 // from Debian's libxxhash, through its run-time dispatch (AVX-512, AVX2 or SSE2, whichever the
 // CPU has). A verified read is a pread plus this hash over the same bytes, so the hash's speed
-// bounds the read's: 80-90 GB/s on one core of the development VM (AVX-512), against 21 for the
-// SSE2 code of a header-only XXH3 and 23 for rwd64, the hand-written hash of formats 1 to 4.
+// bounds the read's: 73-91 GB/s on one core of the development VM (AVX-512, a chunk in cache),
+// against 21 for the SSE2 code of a header-only XXH3 and 23 for rwd64, the hand-written hash of
+// formats 1 to 4.
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
-
-#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t's size, so that a Checksum lives on the stack
-#include <xxhash.h>
 
 namespace rwd::storage::detail {
 
@@ -28,7 +26,9 @@ class Checksum {
   std::uint64_t value() const noexcept;
 
  private:
-  XXH3_state_t state_;
+  // XXH3_state_t, kept opaque so that only checksum.cpp sees xxhash.h (which checks the size and
+  // the alignment): 576 bytes in xxHash 0.8.
+  alignas(64) unsigned char state_[640];
 };
 
 /// XXH3-64 of `bytes`. Not cryptographic: it detects flipped bits, torn or misplaced writes and

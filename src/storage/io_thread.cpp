@@ -20,7 +20,7 @@ namespace {
 // page cache with rwd64: pwrite alone 6.2 GiB/s, checksum then pwrite 4.2, chunks of 256 KiB 4.1
 // (the per-call cost shows), 1 MiB 4.5, 2-4 MiB 4.6. Reads, with XXH3's 80 GB/s
 // (rewind-bench-store, 1 rank, 64 MiB checkpoints, HDF5 / pread): 2 MiB chunks 0.77, 256 KiB
-// 0.85-0.95 (the chunk stays in L2 for the hash), 128 and 64 KiB no better.
+// 0.84-0.95 (the chunk stays in L2 for the hash), 128 and 64 KiB no better.
 constexpr std::size_t kWriteChunk = std::size_t{2} << 20;
 constexpr std::size_t kReadChunk = std::size_t{256} << 10;
 

@@ -14,6 +14,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "engine_test_util.hpp"
 #include "rewind/error.hpp"
@@ -236,6 +238,11 @@ TEST(RestartSets, KeepEachDistinctSetOnceAndTheirReferencesValid) {
   EXPECT_EQ(second, (std::vector<std::size_t>{0, 1}));
   EXPECT_EQ(&sets.at(0), &first);  // computed again after the cache dropped it: the same set
   EXPECT_EQ(&sets.at(n - 1), &second);
+  // A moved object keeps them; nothing can copy it (a copy's cache would point into this one).
+  static_assert(!std::is_copy_constructible_v<tape::RestartSets>);
+  static_assert(!std::is_copy_assignable_v<tape::RestartSets>);
+  tape::RestartSets moved = std::move(sets);
+  EXPECT_EQ(&moved.at(1), &second);
 }
 
 TEST(Engine, StoresOnlyTheRestartSet) {

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cfenv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace rwd::petsc {
@@ -104,6 +106,47 @@ TEST(ExactSeries, TheLastValueCanBeReplacedAcrossABlockBoundary) {
   EXPECT_EQ(s[4], 2.0);
   s.clear();
   EXPECT_TRUE(s.empty());
+}
+
+TEST(ExactSeries, NeitherTrapsNorQuietsNorDependsOnTheRoundingMode) {
+  // Under PETSc's -fp_trap the FPU traps invalid operations and overflows: storing values must
+  // do no arithmetic that could raise them (a vector did none). A signalling NaN must come back
+  // signalling (an addition would quiet it), and a program that changes the rounding mode
+  // between storing and reading must still get the bits it stored.
+  const double big = std::numeric_limits<double>::max();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double snan = std::numeric_limits<double>::signaling_NaN();
+  std::vector<std::vector<double>> cases;
+  cases.push_back(std::vector<double>(64, inf));
+  cases.push_back(std::vector<double>(128, snan));
+  std::vector<double> alternating(128);
+  for (std::size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2 ? -big : big;
+  cases.push_back(alternating);
+  std::vector<double> climbing{1e300};  // a fixed step that would overflow past its block
+  for (int i = 0; i < 200; ++i) climbing.push_back(climbing.back() * 4.0);
+  cases.push_back(climbing);
+  std::vector<double> tiny{0.0};  // subnormal steps: left to flush-to-zero's mercy if stepped
+  for (int i = 0; i < 200; ++i)
+    tiny.push_back(tiny.back() + std::numeric_limits<double>::denorm_min());
+  cases.push_back(tiny);
+  std::vector<double> tenths{0.0};
+  for (int i = 0; i < 300; ++i) tenths.push_back(tenths.back() + 0.1);
+  cases.push_back(tenths);
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    ExactSeries s;
+    feenableexcept(FE_INVALID | FE_OVERFLOW | FE_DIVBYZERO);
+    for (double v : cases[c]) s.push_back(v);
+    s.set_back(cases[c].back());
+    fedisableexcept(FE_INVALID | FE_OVERFLOW | FE_DIVBYZERO);
+    for (int mode : {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+      ASSERT_EQ(std::fesetround(mode), 0);
+      const std::string what = "case " + std::to_string(c) + ", rounding " + std::to_string(mode);
+      expect_same(s, cases[c], what.c_str());
+      ASSERT_EQ(std::fegetround(), mode) << "reading changed the rounding mode";
+    }
+    ASSERT_EQ(std::fesetround(FE_TONEAREST), 0);
+  }
+  EXPECT_TRUE(std::isnan(snan));
 }
 
 TEST(ExactSeries, FixedStepsTakeAFractionOfAVector) {

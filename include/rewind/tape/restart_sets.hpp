@@ -41,6 +41,12 @@ class RestartSets {
  public:
   /// access(i) is called for steps i >= 0 up to the horizon, possibly before they are taken.
   RestartSets(std::size_t variables, AccessFn access, Horizon horizon);
+  // Movable (a std::set's nodes stay where they are), not copyable: a copy's cache would point
+  // into the original's sets.
+  RestartSets(RestartSets&&) = default;
+  RestartSets& operator=(RestartSets&&) = default;
+  RestartSets(const RestartSets&) = delete;
+  RestartSets& operator=(const RestartSets&) = delete;
 
   /// Sorted. The reference stays valid as long as this object: each distinct set is kept once,
   /// and a bounded cache maps recent boundaries to it (a run recomputes through every boundary,
