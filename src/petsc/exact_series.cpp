@@ -98,7 +98,6 @@ void ExactSeries::seal() {
     values_.resize(at);  // as it was: the values stay in the tail
     throw;
   }
-  ++sealed_;
   tail_.clear();
 }
 
@@ -116,14 +115,12 @@ void ExactSeries::decode(const Block& b, double* out) const {
   }
 }
 
-void ExactSeries::unseal() {
+void ExactSeries::unseal() {  // the tail is empty
   const Block b = blocks_.back();
-  std::vector<double> values(kBlock);
-  decode(b, values.data());
-  tail_.swap(values);
+  tail_.resize(kBlock);
+  decode(b, tail_.data());
   values_.resize(b.at);
   blocks_.pop_back();
-  --sealed_;
 }
 
 void ExactSeries::set_back(double v) {
@@ -136,7 +133,6 @@ void ExactSeries::set_back(double v) {
 void ExactSeries::clear() {
   blocks_.clear();
   values_.clear();
-  sealed_ = 0;
   tail_.clear();
 }
 
@@ -152,7 +148,7 @@ void ExactSeries::assign(const double* first, const double* last) {
 
 double ExactSeries::operator[](std::size_t i) const {
   const std::size_t b = i / kBlock, j = i % kBlock;
-  if (b == sealed_) return tail_[j];
+  if (b == blocks_.size()) return tail_[j];
   const Block& block = blocks_[b];
   switch (block.kind) {
     case Kind::Constant:
@@ -171,7 +167,7 @@ void ExactSeries::copy_to(double* out, std::size_t n) const {
   double block[kBlock];
   for (std::size_t b = 0; b * kBlock < n; ++b) {
     const std::size_t count = std::min(kBlock, n - b * kBlock);
-    if (b == sealed_) {
+    if (b == blocks_.size()) {
       std::copy_n(tail_.begin(), count, out + b * kBlock);
     } else {
       decode(blocks_[b], block);

@@ -32,7 +32,7 @@ class ExactSeries {
   /// The first n values into out[0 .. n), in one pass (n <= size()).
   void copy_to(double* out, std::size_t n) const;
 
-  std::size_t size() const { return sealed_ * kBlock + tail_.size(); }
+  std::size_t size() const { return blocks_.size() * kBlock + tail_.size(); }
   bool empty() const { return size() == 0; }
   /// Bytes held (blocks and their values, plus the unsealed tail), for tests and statistics.
   std::size_t bytes() const;
@@ -51,7 +51,6 @@ class ExactSeries {
 
   std::vector<Block> blocks_;
   std::deque<double> values_;  ///< the blocks' values; a deque, so growing never copies them
-  std::size_t sealed_ = 0;     ///< blocks sealed (== blocks_.size())
   std::vector<double> tail_;   ///< the values after the last sealed block (< kBlock)
 };
 
