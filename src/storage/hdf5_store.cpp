@@ -258,13 +258,11 @@ struct Hdf5Store::Impl {
   // Throws Error(Io) on every rank once the store is unusable (the state is the same on all
   // ranks, so no agreement is needed).
   void check_usable(std::string_view call, const Key* key) const {
+    if (!closed && failure.empty()) return;  // every call asks: no message built for nothing
     const std::string at = key ? detail::where(kStore, call, *key, rank)
                                : std::string(kStore) + ", " + std::string(call);
     if (closed) throw Error(ErrorCode::Io, at + ": the store was closed ('" + current_path + "')");
-    if (!failure.empty()) {
-      throw Error(ErrorCode::Io,
-                  at + ": the store is unusable after an earlier failure: " + failure);
-    }
+    throw Error(ErrorCode::Io, at + ": the store is unusable after an earlier failure: " + failure);
   }
 
   // Whether `checkpoint` moves on the I/O thread. Decided on the global sizes, which every rank
