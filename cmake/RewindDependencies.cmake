@@ -35,7 +35,7 @@ endif()
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc>=3.18)
-# xxHash (Debian: libxxhash-dev). The engine's replay check (RecordingConfig::verify) uses the
+# xxHash (Debian: libxxhash-dev). The engine's resume manifest checksums its own text with the
 # header inline (XXH_INLINE_ALL). rewind::storage links the library privately for the checkpoint
 # checksum: its XXH3 *_dispatch functions pick AVX-512, AVX2 or SSE2 at run time (3.6 times the
 # speed of the SSE2 code a header-only build gets on the development VM). Like rewind::hdf5, the
