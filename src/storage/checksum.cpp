@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "rewind/vector_state.hpp"
+
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t's definition
 #include <xxhash.h>
 
@@ -26,9 +28,18 @@ const XXH3_state_t* state(const unsigned char* bytes) {
   return std::launder(reinterpret_cast<const XXH3_state_t*>(bytes));
 }
 
+// libxxhash's dispatched AVX-512 and AVX2 code returns with the upper halves of the vector
+// registers in use (no VZEROUPPER): the caller's next SSE code would run several times slower
+// (rewind/vector_state.hpp). Every dispatched call is followed by this.
+template <class R>
+R clean(R value) noexcept {
+  clear_upper_vector_state();
+  return value;
+}
+
 // libxxhash picks its code (AVX-512, AVX2, SSE2) at the first dispatched call, with a plain
 // write: make that call while the library loads, before any I/O thread exists.
-[[maybe_unused]] const XXH64_hash_t warm_dispatch = REWIND_XXH3(XXH3_64bits)("", 0);
+[[maybe_unused]] const XXH64_hash_t warm_dispatch = clean(REWIND_XXH3(XXH3_64bits)("", 0));
 
 }  // namespace
 
@@ -39,7 +50,8 @@ Checksum::Checksum() noexcept {
 void Checksum::update(std::span<const std::byte> bytes) noexcept {
   // XXH_ERROR only for a null state, which state_ never is (an empty span may have a null
   // pointer; XXH3 then hashes nothing).
-  if (!bytes.empty()) REWIND_XXH3(XXH3_64bits_update)(state(state_), bytes.data(), bytes.size());
+  if (bytes.empty()) return;
+  clean(REWIND_XXH3(XXH3_64bits_update)(state(state_), bytes.data(), bytes.size()));
 }
 
 std::uint64_t Checksum::value() const noexcept {
@@ -47,7 +59,7 @@ std::uint64_t Checksum::value() const noexcept {
 }
 
 std::uint64_t checksum(std::span<const std::byte> bytes) noexcept {
-  return REWIND_XXH3(XXH3_64bits)(bytes.data(), bytes.size());
+  return clean(REWIND_XXH3(XXH3_64bits)(bytes.data(), bytes.size()));
 }
 
 }  // namespace rwd::storage::detail
