@@ -2,6 +2,7 @@
 """rewind against PETSc's own trajectories, the disk and the model (ctest label `bench`).
 
     petsc_bench.py trajectories --program ex5adj --steps 300 --ranks 2 --reps 3 [tools] --json F
+    petsc_bench.py events --program ex5adj --steps 300 --ranks 2 --reps 5 [tools] --json F
     petsc_bench.py scale --steps 100,1000,10000,100000 --reps 3 [tools] --json F
     petsc_bench.py plan --steps 1000,...,10000000 --rewind-plan PATH --json F
 
@@ -19,6 +20,10 @@ trajectory's view gives recomputations, checkpoint counts and I/O wait; rewind-p
 schedule's prediction. Every run's lambda(0) (-ts_adjoint_view_solution, and for rewind-heat
 also dJ/dkappa) must be bitwise equal to `memory`'s: the command exits 1 otherwise, and also if
 a run's TSStep calls differ from the schedule's predicted forward steps. No timing is asserted.
+
+`events` runs one program with PETSc's `memory` and rewind with no budget (store-all, the
+replay check on and off) and sets PETSc's own per-call event times (TSStep, TSAdjointStep,
+SNESSolve, KSPSolve, MatMult, VecScale, VecMAXPY) side by side: what the whole program pays.
 
 `scale` runs ex5adj on a small grid (1 rank) with `memory` and with rewind at a fixed RAM budget
 for growing N. `plan` times rewind-plan (revolve, online, twolevel) up to N = 10^7.
@@ -83,11 +88,8 @@ def trajectory_configs(program, steps, rewind_lib):
     rewind = ["-ts_trajectory_type", "rewind"]
     if program == "ex5adj":
         rewind = ["-dll_append", rewind_lib] + rewind
-    # Disk budgets plan with the disk costs rewind measures at the start of the run (auto: a
-    # probe write and read of one checkpoint against the first step's time); the default costs
-    # (1 step a write or read) price a 256 KiB write like a 40 ms step here.
-    auto_costs = ["-ts_trajectory_rewind_write_cost", "auto", "-ts_trajectory_rewind_read_cost",
-                  "auto"]
+    # Disk budgets plan with the disk costs rewind measures (the default since 2026-11-27: a
+    # probe write and read of one checkpoint against the second step's time).
     budgets = [
         ("RAM 5", "5 in RAM", ["-ts_trajectory_max_cps_ram", "5"]),
         ("RAM 10", "10 in RAM", ["-ts_trajectory_max_cps_ram", "10"]),
@@ -95,14 +97,32 @@ def trajectory_configs(program, steps, rewind_lib):
         # The storage PETSc's stride 10 uses at 300 steps: its only budgeted choice here.
         ("10 RAM + 30 disk", "10 in RAM + 30 on disk",
          ["-ts_trajectory_max_cps_ram", "10", "-ts_trajectory_max_cps_disk", "30",
-          "-ts_trajectory_dirname", "rewind-ckpt"] + auto_costs),
+          "-ts_trajectory_dirname", "rewind-ckpt"]),
         ("4 RAM + 30 disk", "4 in RAM + 30 on disk",
          ["-ts_trajectory_max_cps_ram", "4", "-ts_trajectory_max_cps_disk", "30",
-          "-ts_trajectory_dirname", "rewind-ckpt"] + auto_costs),
+          "-ts_trajectory_dirname", "rewind-ckpt"]),
         ("4 RAM + N disk", f"4 in RAM + {steps} on disk",
          ["-ts_trajectory_max_cps_ram", "4", "-ts_trajectory_max_cps_disk", str(steps),
-          "-ts_trajectory_dirname", "rewind-ckpt"] + auto_costs),
+          "-ts_trajectory_dirname", "rewind-ckpt"]),
     ]
+    # The same runs without the replay check, to price it in the same run of the benchmark; and
+    # the disk-heavy budget with the costs given as before 2026-11-27 (1 step a write or read).
+    twins = [
+        ("RAM 10, no replay check", "10 in RAM",
+         ["-ts_trajectory_max_cps_ram", "10", "-ts_trajectory_rewind_verify", "0"]),
+        ("RAM 20, no replay check", "20 in RAM",
+         ["-ts_trajectory_max_cps_ram", "20", "-ts_trajectory_rewind_verify", "0"]),
+        ("4 RAM + N disk, no replay check", f"4 in RAM + {steps} on disk",
+         ["-ts_trajectory_max_cps_ram", "4", "-ts_trajectory_max_cps_disk", str(steps),
+          "-ts_trajectory_dirname", "rewind-ckpt", "-ts_trajectory_rewind_verify", "0"]),
+        ("4 RAM + N disk, given costs 1", f"4 in RAM + {steps} on disk",
+         ["-ts_trajectory_max_cps_ram", "4", "-ts_trajectory_max_cps_disk", str(steps),
+          "-ts_trajectory_dirname", "rewind-ckpt", "-ts_trajectory_rewind_write_cost", "1",
+          "-ts_trajectory_rewind_read_cost", "1"]),
+    ]
+    for label, budget, args in twins:
+        out.append(Config(f"rewind {label}", rewind + args + ["-ts_trajectory_solution_only", "0"],
+                          "rewind", budget, solution_only=0, needs_plan=True))
     for so in (0, 1):
         for label, budget, args in budgets:
             name = f"rewind {label}" + (", solution only" if so else "")
@@ -190,10 +210,12 @@ def parse_view(text):
     m = re.search(r"bytes written: RAM ([0-9.]+) MiB, disk ([0-9.]+) MiB", text)
     if m:
         v["ram_written_mib"], v["disk_written_mib"] = float(m.group(1)), float(m.group(2))
-    m = re.search(r"time: recompute ([0-9.]+) s, I/O wait ([0-9.]+) s, I/O overlapped ([0-9.]+)",
-                  text)
+    m = re.search(r"time on the caller's thread: rewind ([0-9.]+) s \(([0-9.]+) % of the ([0-9.]+) s"
+                  r"[^;]*; I/O wait ([0-9.]+) s of it\), recomputed steps ([0-9.]+) s; disk I/O "
+                  r"overlapped with computing ([0-9.]+) s", text)
     if m:
-        v["recompute_s"], v["io_wait_s"], v["io_overlap_s"] = map(float, m.groups())
+        (v["rewind_s"], v["rewind_pct"], v["run_s"], v["io_wait_s"], v["recompute_s"],
+         v["io_overlap_s"]) = map(float, m.groups())
     m = re.search(r"hashing ([0-9.]+) s", text)
     if m:
         v["verify_s"] = float(m.group(1))
@@ -619,6 +641,131 @@ def print_trajectory_tables(opts, configs, summaries, records, mem, basic):
 
 
 # ------------------------------------------------------------------------------------------
+# events: PETSc's own events, rewind store-all against memory
+
+
+EVENTS = ("TSStep", "TSAdjointStep", "SNESSolve", "KSPSolve", "MatMult", "VecScale", "VecMAXPY")
+
+
+def cmd_events(opts):
+    """rewind with no budget (store-all, replay check on and off) against PETSc's memory, on the
+    whole program: PETSc's own per-call event times from -log_view, wall time and peak RSS. What
+    rewind must not do is slow the program's own solver between its calls (a dirty vector unit
+    once made VecScale 8x slower while rewind's timers saw nothing)."""
+    program, steps, ranks = opts.program, opts.steps, opts.ranks
+    base = program_command(opts, program, steps, opts.grid)
+    rewind = ["-ts_trajectory_type", "rewind"]
+    if program == "ex5adj":
+        rewind = ["-dll_append", opts.rewind_lib] + rewind
+    configs = [
+        Config("memory", ["-ts_trajectory_type", "memory", "-ts_trajectory_solution_only", "0"],
+               "petsc", "all N in RAM"),
+        Config("rewind store-all", rewind, "rewind", "all N in RAM"),
+        Config("rewind store-all, no replay check",
+               rewind + ["-ts_trajectory_rewind_verify", "0"], "rewind", "all N in RAM"),
+    ]
+    outputs = ["-ts_adjoint_view_solution", "binary:lambda.bin", "-viewer_binary_skip_info",
+               "-ts_trajectory_view"]
+    if program == "heat":
+        outputs += ["-gradient_out", "gradient.h5"]
+    work = os.path.join(opts.work, f"events-{program}-n{steps}-np{ranks}")
+    print(f"# events: {program}, {steps} steps, {ranks} ranks, {opts.reps} repetitions; load "
+          f"average at start {load_average()}", flush=True)
+    print("# common command: " + shlex.join([opts.mpiexec, "-n", str(ranks)] +
+                                             shlex.split(opts.mpiexec_flags) + base), flush=True)
+    records = {c.name: [] for c in configs}
+    run_one(opts, base, configs[0], ranks, os.path.join(work, "warm-up"), outputs, opts.timeout)
+    for rep in range(opts.reps):
+        for cfg in configs[rep % 3:] + configs[:rep % 3]:
+            rundir = os.path.join(work, re.sub(r"[^A-Za-z0-9]+", "_", cfg.name), f"rep{rep}")
+            rec = run_one(opts, base, cfg, ranks, rundir, outputs, opts.timeout)
+            rec["rep"] = rep
+            records[cfg.name].append(rec)
+            print(f"  rep {rep}: {cfg.name:36s} {rec['wall']:8.2f} s  "
+                  f"{'ok' if rec['status'] == 0 else rec['status']}  (load {rec['load_before']})",
+                  flush=True)
+    failures = []
+    ref = next((r for r in records["memory"] if r["status"] == 0), None)
+    if ref is None:
+        raise SystemExit("the memory baseline did not run; nothing to compare with")
+    for cfg in configs:
+        for r in records[cfg.name]:
+            if r["status"] != 0:
+                failures.append(f"{cfg.name} rep {r['rep']}: exit {r['status']}: "
+                                f"{r.get('error', '')}")
+            elif r["lambda"] != ref["lambda"] or r["lambda"] is None or (
+                    program == "heat" and r.get("kappa") != ref.get("kappa")):
+                failures.append(f"{cfg.name} rep {r['rep']}: gradient differs from memory's")
+    rows = {}
+    for cfg in configs:
+        ok = [r for r in records[cfg.name] if r["status"] == 0]
+        row = {"wall": med([r["wall"] for r in ok]), "total": med([r["log"].get("total")
+                                                                    for r in ok]),
+               "rss_mib": med([max(x["peak_rss_kib"] for x in r["ranks"]) / 1024.0 for r in ok]),
+               "rewind_s": med([r["view"].get("rewind_s") for r in ok]),
+               "rewind_pct": med([r["view"].get("rewind_pct") for r in ok]), "events": {}}
+        for name in EVENTS:
+            counts = {event(r, name, "count") for r in ok}
+            if counts == {0}:
+                continue
+            row["events"][name] = {"count": med([event(r, name, "count") for r in ok]),
+                                   "per_call": med([event(r, name) / event(r, name, "count")
+                                                    for r in ok if event(r, name, "count")])}
+        rows[cfg.name] = row
+    mem = rows["memory"]
+    print(f"\n## {program}, N = {steps}, {ranks} ranks: PETSc's own events, rewind store-all "
+          f"against memory (medians of {opts.reps})\n")
+    head = "| event | memory: calls | µs a call |"
+    for cfg in configs[1:]:
+        head += f" {cfg.name}: calls | µs a call | / memory |"
+    print(head)
+    print("|---|---|---|" + "---|---|---|" * (len(configs) - 1))
+    worst = {}
+    for name in EVENTS:
+        if name not in mem["events"]:
+            continue
+        m = mem["events"][name]
+        line = f"| {name} | {fmt(int(m['count']))} | {1e6 * m['per_call']:.1f} |"
+        for cfg in configs[1:]:
+            e = rows[cfg.name]["events"].get(name)
+            if not e:
+                line += " — | — | — |"
+                continue
+            ratio = e["per_call"] / m["per_call"]
+            worst[cfg.name] = max(worst.get(cfg.name, 0.0), ratio)
+            if e["count"] != m["count"]:
+                failures.append(f"{cfg.name}: {name} called {e['count']} times, memory "
+                                f"{m['count']}")
+            line += f" {fmt(int(e['count']))} | {1e6 * e['per_call']:.1f} | {ratio:.3f} |"
+        print(line)
+    print("\n| run | wall s | -log_view total s | / memory | peak RSS MiB (largest rank) | "
+          "rewind on the caller's thread (view) | slowest event a call / memory |")
+    print("|---|---|---|---|---|---|---|")
+    for cfg in configs:
+        r = rows[cfg.name]
+        own = "—" if r["rewind_s"] is None else f"{r['rewind_s']:.3f} s ({r['rewind_pct']:.2f} %)"
+        w = worst.get(cfg.name)
+        print(f"| {cfg.name} | {r['wall']:.2f} | {r['total']:.2f} | "
+              f"{r['total'] / mem['total']:.3f} | {r['rss_mib']:.1f} | {own} | "
+              f"{'—' if w is None else f'{w:.3f}'} |")
+    within = all(w <= 1.05 for w in worst.values())
+    print(f"\nevery event within 5 % of memory's a call: {'yes' if within else 'NO'} (a figure, "
+          f"not asserted: a loaded host moves it)")
+    if failures:
+        print("\nFAILURES:")
+        for f in failures:
+            print("  " + f)
+    print(f"\nload average at end {load_average()}")
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({"bench": "petsc_events", "program": program, "steps": steps,
+                       "ranks": ranks, "reps": opts.reps, "rows": rows, "worst": worst,
+                       "records": records, "failures": failures, "load_end": load_average(),
+                       "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, f, indent=1)
+    return 1 if failures else 0
+
+
+# ------------------------------------------------------------------------------------------
 # scale
 
 
@@ -797,6 +944,14 @@ def main():
     t.add_argument("--configs", help="regex: run only the configurations whose name matches it "
                    "(memory and basic always run)")
 
+    e = sub.add_parser("events", help="PETSc's own events: rewind store-all against memory")
+    tools(e)
+    e.add_argument("--program", choices=["ex5adj", "heat"], default="ex5adj")
+    e.add_argument("--steps", type=int, default=300)
+    e.add_argument("--ranks", type=int, default=2)
+    e.add_argument("--grid", type=int, default=None, help="cells a side (ex5adj 128, heat 64)")
+    e.add_argument("--reps", type=int, default=5)
+
     s = sub.add_parser("scale", help="memory and rewind as N grows, small ex5adj")
     tools(s)
     s.add_argument("--steps", dest="steps_list", default="100,1000,10000,100000")
@@ -819,10 +974,10 @@ def main():
     opts = ap.parse_args()
     for attr in ("ex5adj", "heat", "rewind_lib", "rewind_plan", "work"):
         setattr(opts, attr, os.path.abspath(getattr(opts, attr)))
-    if opts.command == "trajectories" and opts.grid is None:
+    if opts.command in ("trajectories", "events") and opts.grid is None:
         opts.grid = 128 if opts.program == "ex5adj" else None
-    sys.exit({"trajectories": cmd_trajectories, "scale": cmd_scale, "plan": cmd_plan,
-              "report": cmd_report}[opts.command](opts))
+    sys.exit({"trajectories": cmd_trajectories, "events": cmd_events, "scale": cmd_scale,
+              "plan": cmd_plan, "report": cmd_report}[opts.command](opts))
 
 
 if __name__ == "__main__":

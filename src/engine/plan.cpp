@@ -191,7 +191,18 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   }
   plan.ram_bytes_bound = static_cast<double>(plan.params.ram) *
                          static_cast<double>(plan.stores_pullback ? largest : sizes.restart);
+  plan.sizes = sizes;
   return plan;
+}
+
+schedule::SimulationResult replay_plan(const Plan& plan, double write_cost, double read_cost) {
+  require(plan.params.steps > 0, "replay_plan: the plan of an online run (" + plan.schedule +
+                                     ", step count unknown) has no cost to replay");
+  const auto schedule = schedule::make_schedule(plan.schedule, plan.params);
+  ScheduleParams limits = plan.params;
+  limits.write_cost = write_cost;
+  limits.read_cost = read_cost;
+  return schedule::simulate(*schedule, limits);
 }
 
 PlanCacheStats plan_cache_stats() {

@@ -90,14 +90,16 @@ PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MP
   std::snprintf(read_cost, sizeof read_cost, "%g", (double)o.read_cost);
   if (o.write_cost < 0) PetscCall(PetscStrncpy(write_cost, "auto", sizeof write_cost));
   if (o.read_cost < 0) PetscCall(PetscStrncpy(read_cost, "auto", sizeof read_cost));
-  PetscCall(PetscOptionsString(
-      "-ts_trajectory_rewind_write_cost",
-      "Cost of one disk checkpoint write in forward steps, or auto (measured)",
-      "TSTrajectoryRewindSetCosts", write_cost, write_cost, sizeof write_cost, &write_set));
-  PetscCall(PetscOptionsString(
-      "-ts_trajectory_rewind_read_cost",
-      "Cost of one disk checkpoint read in forward steps, or auto (measured)",
-      "TSTrajectoryRewindSetCosts", read_cost, read_cost, sizeof read_cost, &read_set));
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_write_cost",
+                               "Cost of one disk checkpoint write in forward steps, or auto "
+                               "(measured against the second step, the default)",
+                               "TSTrajectoryRewindSetCosts", write_cost, write_cost,
+                               sizeof write_cost, &write_set));
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_read_cost",
+                               "Cost of one disk checkpoint read in forward steps, or auto "
+                               "(measured against the second step, the default)",
+                               "TSTrajectoryRewindSetCosts", read_cost, read_cost, sizeof read_cost,
+                               &read_set));
   PetscCall(PetscOptionsBool("-ts_trajectory_rewind_async",
                              "Write and read disk checkpoints on a background thread",
                              "TSTrajectoryRewindSetAsync", o.async, &o.async, NULL));

@@ -12,10 +12,10 @@ namespace rwd::petsc {
 
 struct Options {
   std::string schedule = "auto";
-  PetscInt max_cps_ram = -1;   ///< -1: not given (store everything)
-  PetscInt max_cps_disk = 0;   ///< -1: unlimited
-  PetscReal write_cost = 1.0;  ///< < 0: measure ("auto")
-  PetscReal read_cost = 1.0;   ///< < 0: measure ("auto")
+  PetscInt max_cps_ram = -1;    ///< -1: not given (store everything)
+  PetscInt max_cps_disk = 0;    ///< -1: unlimited
+  PetscReal write_cost = -1.0;  ///< < 0: measure ("auto", the default)
+  PetscReal read_cost = -1.0;   ///< < 0: measure ("auto", the default)
   PetscBool async = PETSC_TRUE;
   /// StoreConfig::max_staged_bytes: staging buffers of the asynchronous disk store, per rank.
   PetscReal max_staged_bytes = 256.0 * 1024 * 1024;

@@ -1,10 +1,15 @@
 #include "run_config.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <utility>
 
 #include "check.hpp"
 #include "private_access.hpp"
+#include "rewind/storage/collective.hpp"
 #include "rewind/storage/probe.hpp"
 
 namespace rwd::petsc {
@@ -52,18 +57,27 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   p.write_cost = o.write_cost;
   p.read_cost = o.read_cost;
   p.disk = o.max_cps_disk < 0 ? schedule::kUnlimited : o.max_cps_disk;
+  // Measuring is collective (a probe file a rank, in the run's directory): every rank must agree
+  // to measure, and where, before any does.
+  const MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  for (const auto& [name, value] :
+       {std::pair{"-ts_trajectory_rewind_write_cost", std::bit_cast<std::uint64_t>(o.write_cost)},
+        std::pair{"-ts_trajectory_rewind_read_cost", std::bit_cast<std::uint64_t>(o.read_cost)},
+        std::pair{"-ts_trajectory_dirname", std::hash<std::string>{}(dir)}}) {
+    storage::agree(comm, std::nullopt, value | 1,
+                   std::string(name) + " differs between ranks; every rank must give the same");
+  }
   if (o.auto_costs()) {
     if (p.disk == 0) {
       p.write_cost = std::max<PetscReal>(o.write_cost, 0);
       p.read_cost = std::max<PetscReal>(o.read_cost, 0);
-      out.cost_note = "auto: no disk budget, not measured";
+      out.cost_note = "no disk budget: not measured";
     } else {
       PetscInt n = 0;
       REWIND_PETSC(VecGetLocalSize(detail::solution(ts), &n));
       storage::DiskCost cost;
       try {
-        cost = storage::probe_disk(dir, static_cast<std::int64_t>(n) * sizeof(PetscScalar),
-                                   PetscObjectComm((PetscObject)ts));
+        cost = storage::probe_disk(dir, static_cast<std::int64_t>(n) * sizeof(PetscScalar), comm);
       } catch (const Error& e) {
         throw Error(e.code(), std::string("measuring disk costs for -ts_trajectory_rewind_"
                                           "write_cost/read_cost auto: ") +
@@ -75,9 +89,10 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
       if (o.write_cost < 0) p.write_cost = std::clamp(write_s / step_s, 1e-3, 1e6);
       if (o.read_cost < 0) p.read_cost = std::clamp(read_s / step_s, 1e-3, 1e6);
       char note[128];
-      std::snprintf(note, sizeof note, "auto: write %.3g ms, read %.3g ms, step %.3g ms",
+      std::snprintf(note, sizeof note, "measured: write %.3g ms, read %.3g ms, step %.3g ms",
                     write_s * 1e3, read_s * 1e3, step_s * 1e3);
       out.cost_note = std::string(note) + " (" + step.source + ")";
+      out.costs_measured = true;
     }
   }
   // No budget at all: store everything (in RAM), as PETSc's memory trajectory does.

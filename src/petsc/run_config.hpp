@@ -28,7 +28,8 @@ PetscInt planned_steps(TS ts);
 struct RunConfig {
   engine::RecordingConfig recording;
   engine::StoresConfig stores;
-  std::string cost_note;  ///< how the disk costs were obtained, for the view
+  std::string cost_note;        ///< how the disk costs were obtained, for the view
+  bool costs_measured = false;  ///< a disk probe and a timed step gave them
 };
 
 /// The measured seconds of one step (the largest over the ranks), for "auto" disk costs, and

@@ -120,7 +120,7 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
   note_killed_run();
   segments_.emplace_back();
   // Measured disk costs are in units of a step: with no step timed yet, keep x_0 aside and
-  // plan once the first step has been timed.
+  // plan once a step has been timed (plan_when_timed()).
   if (o.auto_costs() && o.max_cps_disk != 0 && carry_.step_seconds <= 0) {
     REWIND_PETSC(VecDuplicate(detail::solution(ts), &x0_));
     REWIND_PETSC(VecCopy(detail::solution(ts), x0_));
@@ -145,7 +145,7 @@ engine::Stores& SolveRun::stores_for(const engine::StoresConfig& config) {
 void SolveRun::plan(Segment& segment) {
   // The step time every rank plans with: the largest over the ranks.
   const bool from_last_run = carry_.step_seconds > 0;
-  double local = from_last_run ? carry_.step_seconds : first_step_seconds_, worst = 0.0;
+  double local = from_last_run ? carry_.step_seconds : timed_step_.seconds, worst = 0.0;
   MPI_Allreduce(&local, &worst, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)ts_));
   const bool first = &segment == &segments_.front();
   // An interval of a resumable run has its own length (the TS may be in the reverse sweep).
@@ -160,9 +160,9 @@ void SolveRun::plan(Segment& segment) {
     options.write_cost = std::max<PetscReal>(options.write_cost, 0);
     options.read_cost = std::max<PetscReal>(options.read_cost, 0);
   }
-  RunConfig config = make_run_config(
-      tj_, ts_, options, steps,
-      {worst, from_last_run ? "mean step of the last run" : "first step of this run"});
+  RunConfig config =
+      make_run_config(tj_, ts_, options, steps,
+                      {worst, from_last_run ? "mean step of the last run" : timed_step_.source});
   if (durable_) config.recording.params.disk = 0;
   // A segment is planned with what the segments before it leave of the budget (they keep what
   // their reverse needs; see docs/petsc.md, "Events and runs in segments").
@@ -198,7 +198,9 @@ void SolveRun::plan(Segment& segment) {
   if (first) {
     carry_.report.planned = true;
     carry_.report.plan = segment.recording->plan();
+    carry_.report.config = config.recording;
     carry_.report.cost_note = config.cost_note;
+    carry_.report.costs_measured = config.costs_measured;
   }
 }
 
@@ -335,23 +337,46 @@ void SolveRun::make_room(const engine::Claim& extra, const Segment* keep) {
   }
 }
 
-void SolveRun::set(PetscInt stepnum, PetscReal time) {
-  if (x0_ && stepnum == 1) {
-    first_step_seconds_ = seconds_since(last_set_time_);
-    // Plan as if at x_0: the recording stores what the schedule wants of x_0, then the run goes on.
-    const Vec sol = detail::solution(ts_);
-    REWIND_PETSC(VecSwap(sol, x0_));
-    try {
-      plan(segments_.front());
-    } catch (...) {
-      VecSwap(sol, x0_);
-      throw;
-    }
-    REWIND_PETSC(VecSwap(sol, x0_));
-    REWIND_PETSC(VecDestroy(&x0_));
+bool SolveRun::plan_when_timed(PetscInt stepnum, double step_seconds) {
+  const bool last = detail::reason(ts_) != 0;
+  // The first step pays for the solver's set-up (ex5adj: 2.4 times a later step; rewind-heat:
+  // 5 times): the plan waits for the second, holding the first step's data meanwhile. With an
+  // event handler it does not wait (an event at the first step ends a segment).
+  if (stepnum == 1 && !last && !detail::has_events(ts_)) {
+    held_.emplace(*stepper_);
+    last_set_ = stepnum;
+    last_set_time_ = std::chrono::steady_clock::now();
+    return true;
   }
-  // Not planned, or a repeat.
-  if ((!durable_ && !segments_.front().recording) || stepnum == last_set_) return;
+  timed_step_ = {step_seconds, stepnum == 2 ? "second step of this run"
+                               : last       ? "first step of this run, its only one"
+                                            : "first step of this run: an event handler "
+                                              "plans it at once"};
+  // Plan as if at x_0: the recording stores what the schedule wants of x_0, then it is handed
+  // the steps taken since.
+  const Vec sol = detail::solution(ts_);
+  REWIND_PETSC(VecSwap(sol, x0_));
+  try {
+    plan(segments_.front());
+  } catch (...) {
+    VecSwap(sol, x0_);
+    throw;
+  }
+  REWIND_PETSC(VecSwap(sol, x0_));
+  REWIND_PETSC(VecDestroy(&x0_));
+  if (held_) {  // step 0, from its copy; then the TS's own buffers again
+    const HeldStep now(*stepper_);
+    held_->put_back(*stepper_);
+    held_.reset();
+    segments_.front().recording->forward_step_done(0, false);
+    now.put_back(*stepper_);
+  }
+  return false;
+}
+
+void SolveRun::set(PetscInt stepnum, PetscReal time) {
+  // Not planned (nor waiting to be), or a repeat.
+  if ((!durable_ && !segments_.front().recording && !x0_) || stepnum == last_set_) return;
   if (stepnum != last_set_ + 1) {
     throw Error(ErrorCode::InvalidArgument,
                 "rewind: TSTrajectorySet for step " + std::to_string(stepnum) + " after step " +
@@ -371,8 +396,10 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     log_.attempts[k - 1] = attempts;
   }
   log_.proposed.push_back(detail::proposed_step(ts_));
-  step_seconds_sum_ += seconds_since(last_set_time_);
+  const double step_seconds = seconds_since(last_set_time_);
+  step_seconds_sum_ += step_seconds;
   ++step_seconds_count_;
+  if (x0_ && plan_when_timed(stepnum, step_seconds)) return;
   const bool last = detail::reason(ts_) != 0;
   last_set_ = stepnum;
   if (forward_ended_) {

@@ -29,10 +29,12 @@
 #include <string>
 #include <vector>
 
+#include "held_step.hpp"
 #include "options.hpp"
 #include "resumable_solve.hpp"
 #include "rewind/engine/recording.hpp"
 #include "rewind/error.hpp"
+#include "run_config.hpp"
 #include "ts_stepper.hpp"
 
 namespace rwd::petsc {
@@ -41,7 +43,10 @@ namespace rwd::petsc {
 struct RunReport {
   bool planned = false;
   engine::Plan plan;  ///< the first segment's
+  /// What the first segment was planned from (its budget, and the disk costs it used).
+  engine::RecordingConfig config;
   std::string cost_note;
+  bool costs_measured = false;  ///< the disk costs were measured ("auto"), not given
   bool finished = false;
   engine::RunStats stats;  ///< over every segment
   PetscInt replayed_rejections = 0;
@@ -70,8 +75,9 @@ struct Carry {
 
 class SolveRun {
  public:
-  /// set(0): x_0 is in the TS. Plans now, or after the first step when "auto" disk costs need a
-  /// step to be timed first. Collective on the TS's communicator.
+  /// set(0): x_0 is in the TS. Plans now, or after the second step when "auto" disk costs need a
+  /// step to be timed first (the first pays for the solver's set-up). Collective on the TS's
+  /// communicator.
   SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry);
   ~SolveRun();
   SolveRun(const SolveRun&) = delete;
@@ -111,6 +117,9 @@ class SolveRun {
   };
 
   void plan(Segment& segment);
+  /// set(stepnum) while planning waits for a timed step (x0_ held): holds the first step and
+  /// returns true, or plans with `step_seconds` and hands the recording the held step.
+  bool plan_when_timed(PetscInt stepnum, double step_seconds);
   engine::Stores& stores_for(const engine::StoresConfig& config);
   /// A new segment from the state the TS holds at step `first`.
   void start_segment(PetscInt first);
@@ -168,12 +177,14 @@ class SolveRun {
   bool adjoint_resumed_ = false;   // ... and went on from it
   bool failed_ = false;            // an error left set() or get()
   bool durable_finished_ = false;  // the durable files are gone
-  // Planning waits for the first step when "auto" disk costs need a timed step; x_0 is kept.
+  // Planning waits for a timed step when "auto" disk costs need one; x_0 is kept, and the first
+  // step's data while the second is timed.
   Vec x0_ = nullptr;
+  std::optional<HeldStep> held_;
+  StepTime timed_step_;
   std::chrono::steady_clock::time_point last_set_time_;
   double step_seconds_sum_ = 0.0;
   PetscInt step_seconds_count_ = 0;
-  double first_step_seconds_ = 0.0;
 };
 
 }  // namespace rwd::petsc

@@ -16,6 +16,7 @@
 #include "private_access.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/timing.hpp"
 #include "run_config.hpp"
 #include "shared_stores.hpp"
 #include "step_replay.hpp"
@@ -173,8 +174,31 @@ PetscErrorCode set_step(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time
   PetscFunctionReturn(0);
 }
 
+// Adds a callback's time to the run's time on the caller's thread (a new run starts at set(0)).
+class CallbackClock {
+ public:
+  CallbackClock(Trajectory& t, bool new_run) : t_(t), started_(SteadyClock::now()) {
+    if (new_run) {
+      t_.callback_seconds = 0.0;
+      t_.run_started = started_;
+    }
+  }
+  ~CallbackClock() {
+    t_.last_callback_end = SteadyClock::now();
+    t_.callback_seconds += std::chrono::duration<double>(t_.last_callback_end - started_).count();
+  }
+  CallbackClock(const CallbackClock&) = delete;
+  CallbackClock& operator=(const CallbackClock&) = delete;
+
+ private:
+  Trajectory& t_;
+  SteadyClock::time_point started_;
+};
+
 PetscErrorCode set_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal time, Vec) {
   PetscFunctionBegin;
+  Trajectory& t = trajectory(tj);
+  const CallbackClock clock(t, stepnum == 0 && !(t.run && t.run->fresh()));
   PetscCall(tidy_on_error(tj, set_step(tj, ts, stepnum, time)));
   PetscFunctionReturn(0);
 }
@@ -197,6 +221,7 @@ PetscErrorCode get_step(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* tim
 
 PetscErrorCode get_op(TSTrajectory tj, TS ts, PetscInt stepnum, PetscReal* time) {
   PetscFunctionBegin;
+  const CallbackClock clock(trajectory(tj), false);
   PetscCall(tidy_on_error(tj, get_step(tj, ts, stepnum, time)));
   PetscFunctionReturn(0);
 }
@@ -390,7 +415,8 @@ PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory tj, TSTrajectoryRewind
   const rwd::petsc::RunReport& r = trajectory(tj).carry.report;
   PetscCheck(r.planned, PetscObjectComm((PetscObject)tj), PETSC_ERR_ORDER,
              "the rewind trajectory has not planned a run yet; call "
-             "TSTrajectoryRewindGetSchedule() after the first step of TSSolve()");
+             "TSTrajectoryRewindGetSchedule() after the second step of TSSolve() (the first with "
+             "no disk budget or given disk costs)");
   const auto& p = r.plan.params;
   PetscCall(PetscStrncpy(out->schedule, r.plan.schedule.c_str(), sizeof out->schedule));
   out->steps = (PetscInt)p.steps;

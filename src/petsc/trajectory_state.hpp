@@ -5,6 +5,7 @@
 #include <petscts.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,11 @@ struct Trajectory {
   // creates them): the directory and any parents that were missing. Only these may be removed,
   // and only when empty.
   std::vector<MadeDir> made_dirs;
+  /// The current run's time on the caller's thread: inside the set and get callbacks (rewind's
+  /// own work, and the recomputed steps it runs), and since its set(0) until the last callback
+  /// returned. The view reports rewind's share of the program's time from them.
+  double callback_seconds = 0.0;
+  std::chrono::steady_clock::time_point run_started, last_callback_end;
   ~Trajectory();
   /// Ends the current run: a resumable run the program leaves unfinished has its durable files
   /// removed (SolveRun::abandon()).

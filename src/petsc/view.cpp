@@ -1,7 +1,10 @@
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "private_access.hpp"
+#include "rewind/engine/plan.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "run_config.hpp"
 #include "trajectory_state.hpp"
@@ -14,6 +17,44 @@ std::string mib(double bytes) {
   std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024.0));
   return buf;
 }
+// "C (F forward steps, W disk writes, R reads)": a replay's cost in forward steps and its parts.
+std::string priced(const schedule::SimulationResult& r) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%.1f (%lld forward steps, %lld disk writes, %lld reads)",
+                r.cost, (long long)r.fwd_total, (long long)r.disk.writes, (long long)r.disk.reads);
+  return text;
+}
+
+// Which disk costs the plan used and what the other choice would have cost: with measured
+// costs, the plan the given default (1, 1) would have made, priced at the measured costs.
+PetscErrorCode view_other_costs(PetscViewer viewer, const RunReport& r) {
+  PetscFunctionBegin;
+  if (!r.costs_measured) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    (costs given: -ts_trajectory_rewind_write_cost auto and "
+        "-ts_trajectory_rewind_read_cost auto, the defaults, measure them)\n"));
+    PetscFunctionReturn(0);
+  }
+  const double wd = r.plan.params.write_cost, rd = r.plan.params.read_cost;
+  std::string mine, other;
+  PetscCallCXX({
+    mine = priced(engine::replay_plan(r.plan, wd, rd));
+    engine::RecordingConfig given = r.config;
+    given.params.write_cost = 1.0;
+    given.params.read_cost = 1.0;
+    const engine::Plan alt = engine::plan_recording(given, r.plan.sizes);
+    other = alt.schedule + ", " + priced(engine::replay_plan(alt, wd, rd));
+  });
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer,
+      "    at the measured costs this plan takes the time of %s forward steps; planned with the "
+      "given costs 1 and 1 (-ts_trajectory_rewind_write_cost 1 -ts_trajectory_rewind_read_cost "
+      "1) it would have been %s\n",
+      mine.c_str(), other.c_str()));
+  PetscFunctionReturn(0);
+}
+
 }  // namespace
 
 PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
@@ -45,6 +86,7 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
                 (double)p.read_cost);
   PetscCall(PetscViewerASCIIPrintf(viewer, "    disk costs in forward steps: %s (%s)\n", costs,
                                    r.cost_note.c_str()));
+  if (p.disk != 0 && p.steps > 0) PetscCall(view_other_costs(viewer, r));
   if (r.plan.stores_pullback) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
@@ -104,9 +146,17 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscCall(
         PetscViewerASCIIPrintf(viewer, "    disk checkpoints kept in %s\n", r.kept_file.c_str()));
   }
+  // rewind's own time on the caller's thread: the callbacks less the steps they recomputed
+  // (the program's own solver).
+  const double run_s = std::chrono::duration<double>(t.last_callback_end - t.run_started).count();
+  const double own_s = std::max(0.0, t.callback_seconds - s.recompute_seconds);
   PetscCall(PetscViewerASCIIPrintf(
-      viewer, "    time: recompute %.4f s, I/O wait %.4f s, I/O overlapped %.4f s\n",
-      s.recompute_seconds, s.io_seconds, s.io_overlap_seconds));
+      viewer,
+      "    time on the caller's thread: rewind %.4f s (%.2f %% of the %.3f s from TSSolve's first "
+      "step to the adjoint's last; I/O wait %.4f s of it), recomputed steps %.4f s; disk I/O "
+      "overlapped with computing %.4f s\n",
+      own_s, run_s > 0 ? 100.0 * own_s / run_s : 0.0, run_s, s.io_seconds, s.recompute_seconds,
+      s.io_overlap_seconds));
   if (s.prefetch.hits + s.prefetch.skipped > 0) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,

@@ -382,6 +382,48 @@ TEST(Engine, PlansAreReusedForIdenticalRuns) {
   EXPECT_EQ(s1.forward_steps, s2.forward_steps);
 }
 
+// A plan replayed at the costs it was made for costs what planning said; at other disk costs it
+// costs its own forward steps plus those costs times its own disk traffic.
+TEST(Engine, PlansAreRepricedAtOtherDiskCosts) {
+  const engine::CheckpointSizes sizes{800, 3200, 800};
+  struct PlanCase {
+    const char* schedule;
+    std::int64_t ram, disk;
+    bool pullback;
+  };
+  for (const PlanCase& b :
+       {PlanCase{"auto", 5, 0, true}, PlanCase{"auto", 3, 12, true}, PlanCase{"auto", 3, 12, false},
+        PlanCase{"twolevel", 3, kUnlimited, false}, PlanCase{"disk-mixed", 4, 40, true},
+        PlanCase{"revolve", 6, 0, false}}) {
+    engine::RecordingConfig c;
+    c.schedule = b.schedule;
+    c.params.steps = 60;
+    c.params.ram = b.ram;
+    c.params.disk = b.disk;
+    c.params.write_cost = 0.7;
+    c.params.read_cost = 0.3;
+    c.pullback_checkpoints = b.pullback;
+    const engine::Plan plan = engine::plan_recording(c, sizes);
+    ASSERT_TRUE(plan.cost.has_value());
+    EXPECT_EQ(plan.sizes.pullback, sizes.pullback);
+    const schedule::SimulationResult same = engine::replay_plan(plan, 0.7, 0.3);
+    EXPECT_DOUBLE_EQ(same.cost, *plan.cost) << plan.schedule;
+    const schedule::SimulationResult other = engine::replay_plan(plan, 5.0, 2.0);
+    EXPECT_EQ(other.fwd_total, same.fwd_total) << plan.schedule;
+    EXPECT_EQ(other.disk.writes, same.disk.writes);
+    EXPECT_DOUBLE_EQ(other.cost, static_cast<double>(other.fwd_total) +
+                                     5.0 * static_cast<double>(other.disk.writes) +
+                                     2.0 * static_cast<double>(other.disk.reads))
+        << plan.schedule;
+    if (b.disk != 0) {
+      EXPECT_GT(other.disk.writes, 0) << plan.schedule;
+    }
+  }
+  engine::RecordingConfig online;
+  online.params.ram = 4;
+  EXPECT_THROW(engine::replay_plan(engine::plan_recording(online, sizes), 1, 1), Error);
+}
+
 TEST(Engine, BadInputIsAClearErrorWhenTheEngineIsMade) {
   const Ring ring(MPI_COMM_WORLD, 40);
   Lorenz96Rk4 l96(ring, 0.01);

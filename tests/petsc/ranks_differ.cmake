@@ -57,6 +57,9 @@ set(disk -ts_trajectory_max_cps_ram 2 -ts_trajectory_max_cps_disk 8)
 expect_refused(-ts_trajectory_rewind_async 0 1 ${disk})
 expect_refused(-ts_trajectory_rewind_max_staged_bytes 1e6 2e6 ${disk})
 expect_refused(-ts_trajectory_dirname ckpt-a ckpt-b ${disk})
+# Measured costs on one rank only (measuring is collective), or given costs that differ.
+expect_refused(-ts_trajectory_rewind_write_cost auto 1 ${disk})
+expect_refused(-ts_trajectory_rewind_read_cost 1 2 ${disk})
 # A directory on one rank only, a disk budget on one rank only: refused before any rank makes a
 # directory (these hung, each rank in a different collective).
 expect_refused(-ts_trajectory_dirname - ckpt-b ${disk})

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "rewind/schedule/schedule.hpp"
+#include "rewind/schedule/simulator.hpp"
 
 namespace rwd::engine {
 
@@ -87,6 +88,8 @@ struct Plan {
   std::optional<std::int64_t> pullback_slots;
   /// The most RAM bytes the plan's checkpoints can take on one rank.
   double ram_bytes_bound = 0.0;
+  /// The checkpoint sizes it was planned for (agreed over the ranks).
+  CheckpointSizes sizes;
 };
 
 /// Plans a recording. Throws Error(InvalidArgument) naming what to change when no schedule
@@ -94,6 +97,12 @@ struct Plan {
 /// Identical inputs reuse an earlier plan (a process-wide cache: `auto` replays every schedule,
 /// and some plans take seconds at 10^5 steps). Thread-safe; not collective.
 Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes);
+
+/// What `plan`'s schedule costs, replayed in the simulator, when a disk write and a disk read
+/// cost `write_cost` and `read_cost` forward steps instead of the costs it was planned with
+/// (plan.params): the price of a plan made with one estimate of the disk, on a disk that has
+/// another. Needs the step count (plan.params.steps > 0). Not collective.
+schedule::SimulationResult replay_plan(const Plan& plan, double write_cost, double read_cost);
 
 /// Plans made and plans served from the cache since the process started.
 struct PlanCacheStats {

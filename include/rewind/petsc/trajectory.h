@@ -59,7 +59,8 @@ PetscErrorCode TSTrajectoryRewindSetSteps(TSTrajectory, PetscInt steps);
    budget). */
 PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, PetscInt interval);
 
-/* The schedule of the current (or last) run, as planned when the first step was recorded:
+/* The schedule of the current (or last) run, as planned at set(0), or after the second step
+   when disk costs are measured (after the first with an event handler or a one-step run):
    "auto" resolved to the schedule it chose, costs resolved to what "auto" measured. Budgets are
    in checkpoints, -1 meaning unlimited; a schedule that stores stages counts its RAM slots in
    stage checkpoints. Identical on every rank. Errors if no run has been planned yet. */
