@@ -708,49 +708,58 @@ def cmd_events(opts):
             counts = {event(r, name, "count") for r in ok}
             if counts == {0}:
                 continue
+            per_call = [event(r, name) / event(r, name, "count") for r in ok
+                        if event(r, name, "count")]
             row["events"][name] = {"count": med([event(r, name, "count") for r in ok]),
-                                   "per_call": med([event(r, name) / event(r, name, "count")
-                                                    for r in ok if event(r, name, "count")])}
+                                   "per_call": med(per_call), "per_call_min": min(per_call)}
         rows[cfg.name] = row
     mem = rows["memory"]
+    # Other jobs on the host only ever add time: the fastest repetition of each event is what
+    # the program pays with rewind and nothing else, the median what a run sees.
     print(f"\n## {program}, N = {steps}, {ranks} ranks: PETSc's own events, rewind store-all "
-          f"against memory (medians of {opts.reps})\n")
-    head = "| event | memory: calls | µs a call |"
+          f"against memory ({opts.reps} repetitions; µs a call: fastest repetition, and median)\n")
+    head = "| event | calls | memory µs a call: fastest (median) |"
     for cfg in configs[1:]:
-        head += f" {cfg.name}: calls | µs a call | / memory |"
+        head += f" {cfg.name}: fastest (median) | / memory, fastest (median) |"
     print(head)
-    print("|---|---|---|" + "---|---|---|" * (len(configs) - 1))
-    worst = {}
+    print("|---|---|---|" + "---|---|" * (len(configs) - 1))
+    worst, worst_median = {}, {}
     for name in EVENTS:
         if name not in mem["events"]:
             continue
         m = mem["events"][name]
-        line = f"| {name} | {fmt(int(m['count']))} | {1e6 * m['per_call']:.1f} |"
+        line = (f"| {name} | {fmt(int(m['count']))} | {1e6 * m['per_call_min']:.1f} "
+                f"({1e6 * m['per_call']:.1f}) |")
         for cfg in configs[1:]:
             e = rows[cfg.name]["events"].get(name)
             if not e:
-                line += " — | — | — |"
+                line += " — | — |"
                 continue
-            ratio = e["per_call"] / m["per_call"]
+            ratio = e["per_call_min"] / m["per_call_min"]
+            ratio_median = e["per_call"] / m["per_call"]
             worst[cfg.name] = max(worst.get(cfg.name, 0.0), ratio)
+            worst_median[cfg.name] = max(worst_median.get(cfg.name, 0.0), ratio_median)
             if e["count"] != m["count"]:
                 failures.append(f"{cfg.name}: {name} called {e['count']} times, memory "
                                 f"{m['count']}")
-            line += f" {fmt(int(e['count']))} | {1e6 * e['per_call']:.1f} | {ratio:.3f} |"
+            line += (f" {1e6 * e['per_call_min']:.1f} ({1e6 * e['per_call']:.1f}) | "
+                     f"{ratio:.3f} ({ratio_median:.3f}) |")
         print(line)
     print("\n| run | wall s | -log_view total s | / memory | peak RSS MiB (largest rank) | "
-          "rewind on the caller's thread (view) | slowest event a call / memory |")
+          "rewind on the caller's thread (view) | slowest event a call / memory, fastest "
+          "(median) |")
     print("|---|---|---|---|---|---|---|")
     for cfg in configs:
         r = rows[cfg.name]
         own = "—" if r["rewind_s"] is None else f"{r['rewind_s']:.3f} s ({r['rewind_pct']:.2f} %)"
         w = worst.get(cfg.name)
+        wm = worst_median.get(cfg.name)
         print(f"| {cfg.name} | {r['wall']:.2f} | {r['total']:.2f} | "
               f"{r['total'] / mem['total']:.3f} | {r['rss_mib']:.1f} | {own} | "
-              f"{'—' if w is None else f'{w:.3f}'} |")
+              f"{'—' if w is None else f'{w:.3f} ({wm:.3f})'} |")
     within = all(w <= 1.05 for w in worst.values())
-    print(f"\nevery event within 5 % of memory's a call: {'yes' if within else 'NO'} (a figure, "
-          f"not asserted: a loaded host moves it)")
+    print(f"\nevery event within 5 % of memory's a call (fastest repetitions): "
+          f"{'yes' if within else 'NO'} (a figure, not asserted: a loaded host moves it)")
     if failures:
         print("\nFAILURES:")
         for f in failures:
@@ -760,6 +769,7 @@ def cmd_events(opts):
         with open(opts.json, "w") as f:
             json.dump({"bench": "petsc_events", "program": program, "steps": steps,
                        "ranks": ranks, "reps": opts.reps, "rows": rows, "worst": worst,
+                       "worst_median": worst_median,
                        "records": records, "failures": failures, "load_end": load_average(),
                        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, f, indent=1)
     return 1 if failures else 0

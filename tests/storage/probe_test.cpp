@@ -11,11 +11,22 @@ TEST(ProbeDisk, MeasuresWriteAndReadAndLeavesNothingBehind) {
   const DiskCost cost = probe_disk(dir.path(), 1 << 20, MPI_COMM_WORLD);
   EXPECT_GT(cost.write_seconds, 0.0);
   EXPECT_GT(cost.read_seconds, 0.0);
+  EXPECT_GT(cost.cached_write_seconds, 0.0);
+  EXPECT_GT(cost.cached_read_seconds, 0.0);
+  // A run of 1 MiB checkpoints making 4 MiB; the device's time holds the writes into the cache.
+  EXPECT_EQ(cost.probed, 4);
+  EXPECT_GE(cost.write_seconds, cost.cached_write_seconds);
   // Every rank returns the slowest rank's figures.
-  double mine[2] = {cost.write_seconds, cost.read_seconds}, low[2] = {0, 0};
-  MPI_Allreduce(mine, low, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  double mine[4] = {cost.write_seconds, cost.read_seconds, cost.cached_write_seconds,
+                    cost.cached_read_seconds},
+         low[4] = {0, 0, 0, 0};
+  MPI_Allreduce(mine, low, 4, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   EXPECT_EQ(low[0], cost.write_seconds);
   EXPECT_EQ(low[1], cost.read_seconds);
+  EXPECT_EQ(low[2], cost.cached_write_seconds);
+  EXPECT_EQ(low[3], cost.cached_read_seconds);
+  // Small checkpoints: at most 64 of them.
+  EXPECT_EQ(probe_disk(dir.path(), 100, MPI_COMM_WORLD).probed, 64);
   EXPECT_TRUE(dir.files().empty()) << "a probe file was left behind";
 }
 
