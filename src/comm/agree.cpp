@@ -1,9 +1,9 @@
-#include "rewind/storage/collective.hpp"
+#include "rewind/comm/agree.hpp"
 
 #include <array>
 #include <vector>
 
-namespace rwd::storage {
+namespace rwd::comm {
 
 void mpi_check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -71,4 +71,28 @@ void agree(MPI_Comm comm, const std::optional<Error>& local, std::uint64_t layou
   agree(comm, Verdict{local, std::nullopt, layout, mismatch});
 }
 
-}  // namespace rwd::storage
+std::uint64_t setting_hash(const void* data, std::size_t bytes, std::uint64_t seed) noexcept {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) seed = (seed ^ p[i]) * 1099511628211ull;
+  return seed;
+}
+
+void agree_settings(MPI_Comm comm, std::span<const Setting> settings) {
+  // MAX of each hash and of its complement: equal on every rank iff max(h) == ~max(~h).
+  std::vector<std::uint64_t> mine, all(2 * settings.size());
+  for (const Setting& s : settings) {
+    mine.push_back(s.hash);
+    mine.push_back(~s.hash);
+  }
+  mpi_check(MPI_Allreduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_UINT64_T,
+                          MPI_MAX, comm),
+            "MPI_Allreduce (agreeing on settings)");
+  for (std::size_t k = 0; k < settings.size(); ++k) {
+    if (all[2 * k] != ~all[2 * k + 1]) {
+      throw Error(ErrorCode::InvalidArgument,
+                  settings[k].name + " differs between ranks; every rank must give the same");
+    }
+  }
+}
+
+}  // namespace rwd::comm

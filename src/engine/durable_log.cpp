@@ -9,7 +9,7 @@
 #include <set>
 
 #include "resume_files.hpp"
-#include "rewind/storage/collective.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/storage/hdf5_store.hpp"
 #include "rewind/timing.hpp"
 
@@ -19,8 +19,8 @@ using namespace detail;  // resume_files.hpp
 
 namespace {
 
-using storage::agree;
-using storage::capture;
+using comm::agree;
+using comm::capture;
 using storage::Key;
 
 // Every rank's block of each field, agreed to have the same names and sizes on every rank.
@@ -38,9 +38,9 @@ std::vector<ManifestField> shapes(const std::vector<Field>& fields, MPI_Comm com
     mine.push_back(f.offset);
     mine.push_back(static_cast<std::int64_t>(f.data.size()));
   }
-  storage::mpi_check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T,
-                                   all.data(), static_cast<int>(mine.size()), MPI_INT64_T, comm),
-                     "MPI_Allgather (resume: field layout)");
+  comm::mpi_check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
+                                static_cast<int>(mine.size()), MPI_INT64_T, comm),
+                  "MPI_Allgather (resume: field layout)");
   std::vector<ManifestField> out;
   for (std::size_t f = 0; f < fields.size(); ++f) {
     ManifestField m{std::string(fields[f].name), fields[f].global_size, {}, {}};
@@ -60,8 +60,8 @@ struct DurableLog::Impl {
   Impl(std::shared_ptr<Stores> stores, DurableSettings settings, const std::vector<Field>& state,
        const std::vector<Field>& adjoint)
       : stores_(std::move(stores)), settings_(std::move(settings)), comm_(stores_->comm()) {
-    rank_ = storage::comm_rank(comm_);
-    size_ = storage::comm_size(comm_);
+    rank_ = comm::comm_rank(comm_);
+    size_ = comm::comm_size(comm_);
     dir_ = settings_.directory;
     path_ = manifest_path(dir_, settings_.label);
     now_.identity = settings_.identity;
@@ -71,8 +71,8 @@ struct DurableLog::Impl {
     now_.interval = settings_.interval;
     now_.state = shapes(state, comm_, size_, "Stepper::state()");
     now_.adjoint = shapes(adjoint, comm_, size_, "Stepper::adjoint_state()");
-    state_run_ = stores_->next_run_id();
-    adjoint_run_ = stores_->next_run_id();
+    state_id_ = stores_->next_recording_id();
+    adjoint_id_ = stores_->next_recording_id();
   }
 
   ~Impl() {
@@ -93,7 +93,7 @@ struct DurableLog::Impl {
               exists = 1;
             }
           }));
-    storage::mpi_check(MPI_Bcast(&exists, 1, MPI_INT, 0, comm_), "MPI_Bcast (resume manifest)");
+    comm::mpi_check(MPI_Bcast(&exists, 1, MPI_INT, 0, comm_), "MPI_Bcast (resume manifest)");
     if (!exists) {
       if (settings_.resume && rank_ == 0) {
         std::fprintf(stderr,
@@ -119,11 +119,10 @@ struct DurableLog::Impl {
               removal_hint());
     }
     long long length = static_cast<long long>(text.size());
-    storage::mpi_check(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm_),
-                       "MPI_Bcast (resume manifest)");
+    comm::mpi_check(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm_), "MPI_Bcast (resume manifest)");
     text.resize(static_cast<std::size_t>(length));
-    storage::mpi_check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm_),
-                       "MPI_Bcast (resume manifest)");
+    comm::mpi_check(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, comm_),
+                    "MPI_Bcast (resume manifest)");
     killed_text_ = text;
     Manifest saved;
     // Every rank reads the same text; whatever it throws (out of memory too) is agreed.
@@ -352,7 +351,7 @@ struct DurableLog::Impl {
     saved_any_ = true;
     const auto t0 = SteadyClock::now();
     storage::Hdf5Store& store = disk();
-    const Key key{step, Kind::Restart, adjoint ? adjoint_run_ : state_run_};
+    const Key key{step, Kind::Restart, adjoint ? adjoint_id_ : state_id_};
     std::vector<storage::FieldView> views;
     for (const Field& f : fields) views.push_back({f.name, f.data, f.offset, f.global_size});
     store.put(key, storage::CheckpointView{views, {}});
@@ -364,7 +363,7 @@ struct DurableLog::Impl {
     std::vector<Key> freed;
     if (adjoint) {
       if (m_.reverse && m_.reverse->file == link_) {
-        freed.push_back({m_.reverse->step, Kind::Restart, adjoint_run_});
+        freed.push_back({m_.reverse->step, Kind::Restart, adjoint_id_});
       }
       m_.reverse = std::move(e);
       // A resumed reverse sweep needs the states below the adjoint's step only; of those above
@@ -372,7 +371,7 @@ struct DurableLog::Impl {
       std::vector<ManifestEntry> passed;
       while (!m_.states.empty() && m_.states.back().step >= step) {
         if (m_.states.back().file == link_) {
-          freed.push_back({m_.states.back().step, Kind::Restart, state_run_});
+          freed.push_back({m_.states.back().step, Kind::Restart, state_id_});
         }
         passed.insert(passed.begin(), std::move(m_.states.back()));
         passed.front().file.clear();
@@ -381,7 +380,7 @@ struct DurableLog::Impl {
       m_.reached.insert(m_.reached.begin(), passed.begin(), passed.end());
     } else if (last) {
       if (m_.final_state && m_.final_state->file == link_) {
-        freed.push_back({m_.final_state->step, Kind::Restart, state_run_});
+        freed.push_back({m_.final_state->step, Kind::Restart, state_id_});
       }
       m_.final_state = std::move(e);
     } else {
@@ -413,9 +412,9 @@ struct DurableLog::Impl {
       out.push_back(static_cast<std::int64_t>(b.checksum));
     }
     std::vector<std::int64_t> all(out.size() * static_cast<std::size_t>(size_));
-    storage::mpi_check(MPI_Allgather(out.data(), static_cast<int>(out.size()), MPI_INT64_T,
-                                     all.data(), static_cast<int>(out.size()), MPI_INT64_T, comm_),
-                       "MPI_Allgather (resume: checkpoint blocks)");
+    comm::mpi_check(MPI_Allgather(out.data(), static_cast<int>(out.size()), MPI_INT64_T, all.data(),
+                                  static_cast<int>(out.size()), MPI_INT64_T, comm_),
+                    "MPI_Allgather (resume: checkpoint blocks)");
     std::vector<std::vector<storage::SealedBlock>> blocks(static_cast<std::size_t>(size_));
     for (std::size_t r = 0; r < blocks.size(); ++r) {
       for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -449,10 +448,10 @@ struct DurableLog::Impl {
   bool linked_ = false;
   Manifest now_, m_;
   DurableTraffic io_;
-  std::map<Key, std::int64_t> held_;  // bytes of what this run holds in its own file
-  std::int64_t state_run_ = 0, adjoint_run_ = 0;
-  int lock_fd_ = -1;         // rank 0: the run's lock, held while it is live
-  bool saved_any_ = false;   // this run made a state or an adjoint state durable
+  std::map<Key, std::int64_t> held_;            // bytes of what this run holds in its own file
+  std::int64_t state_id_ = 0, adjoint_id_ = 0;  // their Key::recording
+  int lock_fd_ = -1;                            // rank 0: the run's lock, held while it is live
+  bool saved_any_ = false;                      // this run made a state or an adjoint state durable
   std::string killed_text_;  // the manifest of the killed run this run resumes, as it was
 };
 

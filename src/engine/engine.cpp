@@ -1,7 +1,7 @@
 #include "rewind/engine/engine.hpp"
 
 #include "resumable_run.hpp"
-#include "rewind/storage/collective.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine {
@@ -31,8 +31,7 @@ Engine::Engine(Stepper& stepper, EngineConfig config)
   const EngineConfig& c = impl_->config;
   if (c.resume.enabled || c.resume.resume) {
     // A setting wrong on one rank only is an error on every rank, not a rank left waiting.
-    storage::agree(impl_->stores->comm(),
-                   storage::capture([&] { detail::check_resumable(stepper, c); }));
+    comm::agree(impl_->stores->comm(), comm::capture([&] { detail::check_resumable(stepper, c); }));
     detail::agree_resume_config(impl_->stores->comm(), c);
     // Each interval is planned alike (the last may be shorter); the durable states go to disk.
     try {

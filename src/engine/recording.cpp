@@ -5,18 +5,21 @@
 #include <algorithm>
 #include <deque>
 #include <set>
-#include <type_traits>
 
+#include "checkpoint_io.hpp"
 #include "replay_check.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
+#include "rewind/record/checkpoint_record.hpp"
+#include "rewind/record/restart_sets.hpp"
+#include "rewind/schedule/adaptors.hpp"
 #include "rewind/schedule/registry.hpp"
-#include "rewind/storage/collective.hpp"
-#include "rewind/tape/checkpoint_record.hpp"
-#include "rewind/tape/restart_sets.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine {
 
+using detail::bytes_of;
+using detail::select;
 using schedule::Action;
 using schedule::Level;
 using storage::Key;
@@ -41,103 +44,56 @@ namespace {
 
 using Clock = SteadyClock;
 
-std::int64_t bytes_of(const std::vector<Field>& fields) {
-  std::int64_t n = 0;
-  for (const auto& f : fields) n += static_cast<std::int64_t>(f.data.size_bytes());
-  return n;
-}
-
-std::vector<storage::FieldView> views(const std::vector<Field>& fields) {
-  std::vector<storage::FieldView> out;
-  out.reserve(fields.size());
-  for (const auto& f : fields) out.push_back({f.name, f.data, f.offset, f.global_size});
-  return out;
-}
-
-std::vector<Field> select(const std::vector<Field>& all, const std::vector<std::size_t>& which) {
-  std::vector<Field> out;
-  out.reserve(which.size());
-  for (std::size_t v : which) out.push_back(all[v]);
-  return out;
-}
-
-std::uint64_t hash_bytes(const void* data, std::size_t n,
-                         std::uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;  // FNV-1a
-  return h;
-}
-
-template <class T>
-std::uint64_t hash_value(const T& v) {
-  return hash_bytes(&v, sizeof v);
-}
-
 // The settings every rank must pass alike, each with its name for the message: the
 // recording's, and its stores' when it has them.
-std::vector<std::pair<std::string, std::uint64_t>> setting_hashes(const RecordingConfig& c,
-                                                                  const StoresConfig* st) {
+std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresConfig* st) {
+  using comm::setting_hash;
   const auto& p = c.params;
   const SettingNames& n = c.names;
-  std::uint64_t costs = hash_value(p.step_cost.size());
-  for (double v : p.step_cost) costs = hash_bytes(&v, sizeof v, costs);
-  for (double v : p.state_bytes) costs = hash_bytes(&v, sizeof v, costs);
-  std::vector<std::pair<std::string, std::uint64_t>> out = {
-      {n.schedule, hash_bytes(c.schedule.data(), c.schedule.size())},
-      {n.steps, hash_value(p.steps)},
-      {n.ram, hash_value(p.ram)},
-      {n.disk, hash_value(p.disk)},
-      {"the disk write cost", hash_value(p.write_cost)},
-      {"the disk read cost", hash_value(p.read_cost)},
-      {"the period", hash_value(p.period)},
-      {n.ram_bytes, hash_value(c.ram_bytes)},
-      {"the slot size", hash_value(c.slot_size)},
-      {n.no_pullback, hash_value(c.pullback_checkpoints)},
-      {"RecordingConfig::max_steps", hash_value(c.max_steps)},
-      {"RecordingConfig::verify", hash_value(c.verify)},
-      {"the step costs and sizes", costs}};
+  std::uint64_t costs = setting_hash(p.step_cost.size());
+  for (double v : p.step_cost) costs = comm::setting_hash(&v, sizeof v, costs);
+  for (double v : p.state_bytes) costs = comm::setting_hash(&v, sizeof v, costs);
+  std::vector<comm::Setting> out = {{n.schedule, setting_hash(c.schedule)},
+                                    {n.steps, setting_hash(p.steps)},
+                                    {n.ram, setting_hash(p.ram)},
+                                    {n.disk, setting_hash(p.disk)},
+                                    {"the disk write cost", setting_hash(p.write_cost)},
+                                    {"the disk read cost", setting_hash(p.read_cost)},
+                                    {"the period", setting_hash(p.period)},
+                                    {n.ram_bytes, setting_hash(c.ram_bytes)},
+                                    {"the slot size", setting_hash(c.slot_size)},
+                                    {n.no_pullback, setting_hash(c.pullback_checkpoints)},
+                                    {"RecordingConfig::max_steps", setting_hash(c.max_steps)},
+                                    {"RecordingConfig::verify", setting_hash(c.verify)},
+                                    {"the step costs and sizes", costs}};
   if (st) {
-    const auto text = [](const std::string& v) { return hash_bytes(v.data(), v.size()); };
-    out.insert(out.end(), {{"StoresConfig::ram", hash_value(st->ram)},
-                           {"StoresConfig::ram_bytes", hash_value(st->ram_bytes)},
-                           {"StoresConfig::disk", hash_value(st->disk)},
-                           {n.directory, text(st->store.directory)},
-                           {"StoreConfig::label", text(st->store.label)},
-                           {"StoreConfig::keep_files", hash_value(st->store.keep_files)},
-                           {n.async_io, hash_value(st->store.async_io)},
-                           {n.max_staged_bytes, hash_value(st->store.max_staged_bytes)},
-                           {"StoresConfig::ram_store", text(st->ram_store)},
-                           {"StoresConfig::disk_store", text(st->disk_store)}});
+    out.insert(out.end(), {{"StoresConfig::ram", setting_hash(st->ram)},
+                           {"StoresConfig::ram_bytes", setting_hash(st->ram_bytes)},
+                           {"StoresConfig::disk", setting_hash(st->disk)},
+                           {n.directory, setting_hash(st->store.directory)},
+                           {"StoreConfig::label", setting_hash(st->store.label)},
+                           {"StoreConfig::keep_files", setting_hash(st->store.keep_files)},
+                           {n.async_io, setting_hash(st->store.async_io)},
+                           {n.max_staged_bytes, setting_hash(st->store.max_staged_bytes)},
+                           {"StoresConfig::ram_store", setting_hash(st->ram_store)},
+                           {"StoresConfig::disk_store", setting_hash(st->disk_store)}});
   }
   return out;
 }
 
-// The sizes every rank plans with (each kind's largest over the ranks), agreed in the same
-// allreduce that checks the ranks passed the same settings.
-CheckpointSizes agreed_sizes(Stepper& stepper, tape::RestartSets& sets, MPI_Comm comm,
+// The sizes every rank plans with (each kind's largest over the ranks), once the ranks agreed
+// they passed the same settings.
+CheckpointSizes agreed_sizes(Stepper& stepper, record::RestartSets& sets, MPI_Comm comm,
                              const RecordingConfig& config, const StoresConfig* stores) {
+  comm::agree_settings(comm, settings_of(config, stores));
   const std::vector<Field> state = stepper.state();
-  const auto settings = setting_hashes(config, stores);
-  std::vector<std::uint64_t> local = {
+  const std::uint64_t local[3] = {
       static_cast<std::uint64_t>(bytes_of(select(state, sets.written()))),
       static_cast<std::uint64_t>(bytes_of(stepper.pullback())),
       static_cast<std::uint64_t>(bytes_of(state))};
-  for (const auto& [name, h] : settings) {
-    local.push_back(h);
-    local.push_back(~h);
-  }
-  std::vector<std::uint64_t> largest(local.size());
-  const int rc = MPI_Allreduce(local.data(), largest.data(), static_cast<int>(local.size()),
-                               MPI_UINT64_T, MPI_MAX, comm);
-  if (rc != MPI_SUCCESS) throw Error(ErrorCode::Mpi, "MPI_Allreduce (checkpoint sizes) failed");
-  for (std::size_t k = 0; k < settings.size(); ++k) {
-    if (largest[3 + 2 * k] != ~largest[4 + 2 * k]) {
-      throw Error(ErrorCode::InvalidArgument,
-                  settings[k].first +
-                      " differs between ranks; every rank must pass the same "
-                      "recording settings");
-    }
-  }
+  std::uint64_t largest[3] = {0, 0, 0};
+  comm::mpi_check(MPI_Allreduce(local, largest, 3, MPI_UINT64_T, MPI_MAX, comm),
+                  "MPI_Allreduce (checkpoint sizes)");
   return {static_cast<std::int64_t>(largest[0]), static_cast<std::int64_t>(largest[1]),
           static_cast<std::int64_t>(largest[2])};
 }
@@ -148,56 +104,11 @@ std::size_t variables_of(Stepper& s) {
   return n;
 }
 
-tape::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
-  return tape::RestartSets(
+record::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
+  return record::RestartSets(
       variables_of(s), [&s](Step i) { return s.access(i); },
-      tape::Horizon{c.params.steps, c.max_steps, 64});
+      record::Horizon{c.params.steps, c.max_steps, 64});
 }
-
-// A schedule planned for steps 0..m-base-1, run on steps base..m-1.
-class Shifted final : public schedule::Schedule {
- public:
-  Shifted(std::unique_ptr<schedule::Schedule> inner, Step by)
-      : Schedule(inner->params()), inner_(std::move(inner)), by_(by) {}
-  std::optional<Action> next() override {
-    std::optional<Action> a = inner_->next();
-    if (!a) return a;
-    std::visit(
-        [this](auto& x) {
-          using T = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<T, schedule::Forward> ||
-                        std::is_same_v<T, schedule::Reverse>) {
-            x.n0 += by_;
-            x.n1 += by_;
-          } else if constexpr (std::is_same_v<T, schedule::Copy> ||
-                               std::is_same_v<T, schedule::Move>) {
-            x.n += by_;
-          }
-        },
-        *a);
-    return a;
-  }
-  std::string name() const override { return inner_->name(); }
-
- private:
-  std::unique_ptr<schedule::Schedule> inner_;
-  Step by_;
-};
-
-// No step left to plan: the stream only ends.
-class Served final : public schedule::Schedule {
- public:
-  explicit Served(const schedule::ScheduleParams& p) : Schedule(p) {}
-  std::optional<Action> next() override {
-    if (done_) return std::nullopt;
-    done_ = true;
-    return schedule::EndReverse{};
-  }
-  std::string name() const override { return "served"; }
-
- private:
-  bool done_ = false;
-};
 
 }  // namespace
 
@@ -210,7 +121,7 @@ Claim claim_of(const Plan& plan) {
 }
 
 Plan plan_for(Stepper& stepper, MPI_Comm comm, const RecordingConfig& config) {
-  tape::RestartSets sets = restart_sets(stepper, config);
+  record::RestartSets sets = restart_sets(stepper, config);
   return plan_recording(config, agreed_sizes(stepper, sets, comm, config, nullptr));
 }
 
@@ -221,12 +132,10 @@ struct Recording::Impl {
         config(c),
         sets(
             variables_of(s), [this](Step i) { return stepper().access(i); },
-            tape::Horizon{c.params.steps, c.max_steps, 64}) {
+            record::Horizon{c.params.steps, c.max_steps, 64}) {
     require(stores != nullptr, "recording: the stores are null");
     stores->collect();
     sizes = agreed_sizes(stepper(), sets, stores->comm(), config, &stores->config());
-    state_shape = shapes_of(stepper().state());
-    pullback_shape = shapes_of(stepper().pullback());
     plan = plan_recording(config, sizes);
     if (plan.params.disk != 0 && stores->config().store.directory.empty()) {
       throw Error(ErrorCode::InvalidArgument,
@@ -238,13 +147,15 @@ struct Recording::Impl {
     }
     sched = schedule::make_schedule(plan.schedule, plan.params);
     steps = plan.params.steps;
-    run = stores->next_run_id();
+    id = stores->next_recording_id();
+    io.emplace(stores, id, stepper_ptr, detail::shapes_of(stepper().state()),
+               detail::shapes_of(stepper().pullback()), &plan);
     stats.schedule = plan.schedule;
-    stores->claim(run, full_claim());
+    stores->claim(id, full_claim());
     take_stepper();
     overlap_at_start = stores->io_overlap_seconds();
     prefetch_at_start = stores->prefetch_stats();
-    check = detail::ReplayCheck(storage::comm_rank(stores->comm()));
+    check = detail::ReplayCheck(comm::comm_rank(stores->comm()));
     remember(0);
     try {
       position = 0;
@@ -264,8 +175,8 @@ struct Recording::Impl {
   bool finished_everywhere(Step i) {
     const int mine = stepper().finished(i) ? 1 : 0;
     int answers[2] = {mine, -mine}, extremes[2] = {0, 0};
-    storage::mpi_check(MPI_Allreduce(answers, extremes, 2, MPI_INT, MPI_MAX, stores->comm()),
-                       "MPI_Allreduce (Stepper::finished)");
+    comm::mpi_check(MPI_Allreduce(answers, extremes, 2, MPI_INT, MPI_MAX, stores->comm()),
+                    "MPI_Allreduce (Stepper::finished)");
     if (extremes[0] != -extremes[1]) {
       throw Error(ErrorCode::InvalidArgument,
                   "Stepper::finished(" + std::to_string(i) +
@@ -277,9 +188,9 @@ struct Recording::Impl {
 
   // ---- the stepper's buffers -----------------------------------------------------------
   void take_stepper() {
-    stores->occupy(stepper_ptr, run, [this] { evicted(); });
+    stores->occupy(stepper_ptr, id, [this] { evicted(); });
   }
-  void release_stepper() noexcept { stores->vacate(stepper_ptr, run); }
+  void release_stepper() noexcept { stores->vacate(stepper_ptr, id); }
 
   // Another recording took the stepper over while this one still needed its buffers.
   void evicted() {
@@ -294,7 +205,7 @@ struct Recording::Impl {
   void require_buffers(const char* call) const {
     if (!overwritten) return;
     throw Error(ErrorCode::InvalidArgument,
-                std::string("recording ") + std::to_string(run) + ": " + call +
+                std::string("recording ") + std::to_string(id) + ": " + call +
                     ": another recording used this recording's stepper while it was '" +
                     to_string(phase) +
                     "' and its working state could not be rebuilt; park() a recording before "
@@ -311,7 +222,7 @@ struct Recording::Impl {
   // Collective: every rank throws if a recomputation on some rank missed the first sweep's bits.
   void settle_check() {
     if (!config.verify) return;
-    storage::agree(stores->comm(), check.take_mismatch());
+    comm::agree(stores->comm(), check.take_mismatch());
   }
 
   // ---- budget ------------------------------------------------------------------------
@@ -320,97 +231,21 @@ struct Recording::Impl {
   // The plan's budget, with the disk taken by checkpoints spilled there from RAM.
   Claim reverse_claim() const {
     Claim c = full_claim();
-    if (c.disk == schedule::kUnlimited) return c;
-    for (const auto& [key, level] : record.held()) {
-      const auto* e = record.find(key, level);
-      if (level != Level::Disk && e->store == Level::Disk && key.kind != Kind::Final) ++c.disk;
-    }
+    if (c.disk != schedule::kUnlimited) c.disk += io->spilled();
     return c;
   }
 
   // What the recording holds now, in the sizes every rank agreed on.
-  Claim held_claim() const {
-    Claim c;
-    for (const auto& [key, level] : record.held()) {
-      const auto* e = record.find(key, level);
-      const double bytes = static_cast<double>(key.kind == Kind::Pullback ? sizes.pullback
-                                               : key.kind == Kind::Final  ? sizes.state
-                                                                          : sizes.restart);
-      if (e->store == Level::Ram) {
-        ++c.ram;
-        c.ram_bytes += bytes;
-      } else {
-        ++c.disk;
-      }
-    }
-    return c;
-  }
+  Claim held_claim() const { return io->held(sizes); }
 
-  // ---- stores ------------------------------------------------------------------------
-  Key key(Step step, Kind kind) const { return Key{step, kind, run}; }
+  // ---- checkpoints ------------------------------------------------------------------
+  Key key(Step step, Kind kind) const { return io->key(step, kind); }
 
-  // The store holding data that lives at `where` (RAM or DISK).
-  storage::Store& store(Level where) {
-    if (where == Level::Ram) return stores->ram();
-    if (where == Level::Disk) return stores->disk();
-    throw Error(ErrorCode::Internal,
-                "recording: no store at level " + std::string(schedule::to_string(where)));
-  }
-
-  void put(const Key& k, Level level, Level where, const std::vector<Field>& fields,
-           std::vector<std::size_t> variables = {}) {
-    if (level == Level::Disk && plan.params.disk == 0) {
-      throw Error(ErrorCode::InvalidArgument,
-                  "schedule '" + plan.schedule +
-                      "' stores at level disk but the budget has no disk slots; give disk slots");
-    }
-    const auto v = views(fields);
-    stepper().on_io(IoEvent::WriteBegin);
-    const auto t0 = Clock::now();
-    store(where).put(k, {v, {}});
-    stats.io_seconds += seconds_since(t0);
-    stepper().on_io(IoEvent::WriteEnd);
-    record.stored(k, level, {where, bytes_of(fields), std::move(variables)});
-  }
-
-  // Reads checkpoint `k` (placed at `level`) into `fields`; `into_stepper`: they are the
-  // stepper's own buffers (not scratch space for a copy between stores), so it is told.
-  void get(const Key& k, Level level, const std::vector<Field>& fields, bool into_stepper = true) {
-    const auto* entry = record.find(k, level);
-    if (!entry) broken("reads " + storage::to_string(k) + " from " + schedule::to_string(level));
-    stepper().on_io(IoEvent::ReadBegin);
-    const auto t0 = Clock::now();
-    store(entry->store).get(k, {fields, {}});
-    stats.io_seconds += seconds_since(t0);
-    stepper().on_io(IoEvent::ReadEnd);
-    record.read(*entry);
-    prefetched.erase(k);
-    if (into_stepper) stepper().loaded(k.kind);
-  }
-
-  void erase(const Key& k, Level level) {
-    const tape::CheckpointRecord::Entry entry = record.freed(k, level);
-    const auto t0 = Clock::now();
-    store(entry.store).erase(k);
-    stats.io_seconds += seconds_since(t0);
-  }
-
-  // Every checkpoint still recorded is erased: RAM ones at once, disk ones when the stores
-  // next make a collective call. Never collective, so a destructor can call it.
+  // Every checkpoint still recorded is erased (RAM ones at once, disk ones at the stores' next
+  // collective call) and the budget given back. Never collective, so a destructor can call it.
   void drop() noexcept {
-    for (const auto& [k, level] : record.held()) {
-      try {
-        const auto entry = record.freed(k, level);
-        if (entry.store == Level::Ram) {
-          stores->ram().erase(k);
-        } else {
-          stores->discard(k);
-        }
-      } catch (...) {
-        // Freeing is best effort here: the stores report their own failures later.
-      }
-    }
-    stores->release(run);
+    io->drop();
+    stores->release(id);
     release_stepper();
   }
 
@@ -419,7 +254,7 @@ struct Recording::Impl {
 
   void put_restart(Step b, Level level) {
     const auto& variables = sets.at(b);
-    put(key(b, Kind::Restart), level, level, select(stepper().state(), variables), variables);
+    io->put(key(b, Kind::Restart), level, level, select(stepper().state(), variables), variables);
   }
 
   [[noreturn]] void broken(const std::string& what) const {
@@ -456,26 +291,17 @@ struct Recording::Impl {
     return *a;
   }
 
-  // Starts reading `k` ahead if the cheapest copy the schedule will read is on disk. Every
-  // rank holds the same schedule and record, so the prefetches are collective.
-  void prefetch(const Key& k) {
-    const auto level = record.cheapest(k);
-    if (!level) return;
-    const auto* entry = record.find(k, *level);
-    if (entry->store == Level::Disk && prefetched.insert(k).second) stores->disk().prefetch(k);
-  }
-
   void prefetch_ahead() {
     if (!stores->disk_if_open()) return;
     for (const Action& a : ahead) {
       if (const auto* c = std::get_if<schedule::Copy>(&a); c && c->from != Level::Work) {
-        prefetch(key(c->n, Kind::Restart));
+        io->prefetch(key(c->n, Kind::Restart));
       } else if (const auto* m = std::get_if<schedule::Move>(&a);
                  m && m->from != Level::Work && m->to != Level::None) {
-        prefetch(key(m->n, Kind::Restart));
+        io->prefetch(key(m->n, Kind::Restart));
       } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
         for (Step i = r->n1 - 1; i >= r->n0 && i > r->n1 - 1 - kPrefetchSteps; --i) {
-          prefetch(key(i, Kind::Pullback));
+          io->prefetch(key(i, Kind::Pullback));
         }
       }
     }
@@ -485,9 +311,9 @@ struct Recording::Impl {
   void record_pullback(Step i, const schedule::Forward& f) {
     if (!f.write_pullback) return;
     if (f.level == Level::Work) {
-      record.set_work_pullback(i);
+      io->record().set_work_pullback(i);
     } else {
-      put(key(i, Kind::Pullback), f.level, f.level, stepper().pullback());
+      io->put(key(i, Kind::Pullback), f.level, f.level, stepper().pullback());
     }
   }
 
@@ -500,13 +326,11 @@ struct Recording::Impl {
       if (move) position.reset();
       return;
     }
-    const auto* entry = record.find(k, from);
+    const auto* entry = io->record().find(k, from);
     if (!entry) {
       broken("reads " + storage::to_string(k) + " from " + schedule::to_string(from) +
              " where it is not held");
     }
-    const std::vector<std::size_t> variables = entry->variables;
-    const std::vector<Field> fields = select(stepper().state(), variables);
     if (to == Level::Work) {
       if (phase == Phase::Recording) {
         throw Error(ErrorCode::InvalidArgument,
@@ -514,19 +338,12 @@ struct Recording::Impl {
                         "' restores a checkpoint during the first sweep, which a host that owns "
                         "the time loop cannot do; choose another schedule");
       }
-      get(k, from, fields);
+      io->get(k, from, select(stepper().state(), entry->variables));
       position = n;
     } else if (to == Level::Ram || to == Level::Disk) {
-      std::vector<Field> copy = fields;
-      scratch.resize(copy.size());
-      for (std::size_t j = 0; j < copy.size(); ++j) {
-        scratch[j].assign(copy[j].data.size(), 0.0);
-        copy[j].data = scratch[j];
-      }
-      get(k, from, copy, false);
-      put(k, to, to, copy, variables);
+      io->copy(k, from, to);
     }
-    if (move) erase(k, from);
+    if (move) io->erase(k, from);
   }
 
   bool transfer_action(const Action& a) {
@@ -634,7 +451,7 @@ struct Recording::Impl {
     stats.steps = n;
     // Until its reverse, the recording needs only what it holds (the reverse claims its budget
     // again).
-    stores->claim(run, held_claim());
+    stores->claim(id, held_claim());
   }
 
   // ---- parking -----------------------------------------------------------------------
@@ -647,7 +464,7 @@ struct Recording::Impl {
       ++count;
       bytes += static_cast<double>(sizes.state);
     }
-    if (record.work_pullback() == steps - 1) {
+    if (io->record().work_pullback() == steps - 1) {
       ++count;
       bytes += static_cast<double>(sizes.pullback);
     }
@@ -661,16 +478,16 @@ struct Recording::Impl {
     Claim ram = held_claim();
     ram.ram += count;
     ram.ram_bytes += bytes;
-    if (stores->fits(run, ram) || count == 0) return {ram, Level::Ram};
+    if (stores->fits(id, ram) || count == 0) return {ram, Level::Ram};
     Claim disk = held_claim();
     if (disk.disk != schedule::kUnlimited) disk.disk += count;
-    if (stores->config().disk != 0 && stores->fits(run, disk)) return {disk, Level::Disk};
+    if (stores->config().disk != 0 && stores->fits(id, disk)) return {disk, Level::Disk};
     return {ram, Level::Ram};
   }
   Claim park_claim() const { return park_plan().first; }
 
   bool can_rebuild() const {
-    for (const auto& [k, level] : record.held()) {
+    for (const auto& [k, level] : io->record().held()) {
       if (k.kind == Kind::Restart && k.step < steps) return true;
     }
     return false;
@@ -686,81 +503,44 @@ struct Recording::Impl {
     }
     if (position != steps) broken("parks with the working state not at x_n");
     const auto [claim, where] = park_plan();
-    stores->claim(run, claim);  // a refused park leaves the recording as it was
+    stores->claim(id, claim);  // a refused park leaves the recording as it was
     if (!thinned_without_final()) {
       const std::vector<Field> state = stepper().state();
       std::vector<std::size_t> all(state.size());
       for (std::size_t v = 0; v < all.size(); ++v) all[v] = v;
-      put(key(steps, Kind::Final), Level::Work, where, state, all);
+      io->put(key(steps, Kind::Final), Level::Work, where, state, all);
     }
-    if (record.work_pullback() == steps - 1) {
-      put(key(steps - 1, Kind::Pullback), Level::Work, where, stepper().pullback());
+    if (io->record().work_pullback() == steps - 1) {
+      io->put(key(steps - 1, Kind::Pullback), Level::Work, where, stepper().pullback());
     }
     position.reset();
     phase = Phase::Parked;
     ++stats.parks;
-    stores->claim(run, held_claim());
+    stores->claim(id, held_claim());
     release_stepper();
   }
 
   void unpark() {
-    stores->claim(run, thinned ? held_claim() : reverse_claim());
+    stores->claim(id, thinned ? held_claim() : reverse_claim());
     const Key final_key = key(steps, Kind::Final);
-    const auto* entry = record.find(final_key, Level::Work);
+    const auto* entry = io->record().find(final_key, Level::Work);
     if (!entry && !thinned) broken("a parked recording lost its final state");
     if (entry) {
-      get(final_key, Level::Work, select(stepper().state(), entry->variables));
-      erase(final_key, Level::Work);
+      io->get(final_key, Level::Work, select(stepper().state(), entry->variables));
+      io->erase(final_key, Level::Work);
     }
     const Key work = key(steps - 1, Kind::Pullback);
-    if (record.find(work, Level::Work)) {
-      get(work, Level::Work, stepper().pullback());
-      erase(work, Level::Work);
+    if (io->record().find(work, Level::Work)) {
+      io->get(work, Level::Work, stepper().pullback());
+      io->erase(work, Level::Work);
     }
     position = steps;
   }
 
-  // The layout of the stepper's fields (names owned here), taken when the recording was made:
-  // spill() runs on a parked recording whose stepper may be gone (an ensemble task's tape).
-  struct Shape {
-    std::string name;
-    std::size_t size = 0;
-    std::int64_t offset = 0;
-    std::int64_t global_size = 0;
-  };
-  static std::vector<Shape> shapes_of(const std::vector<Field>& fields) {
-    std::vector<Shape> out;
-    out.reserve(fields.size());
-    for (const Field& f : fields) {
-      out.push_back({std::string(f.name), f.data.size(), f.offset, f.global_size});
-    }
-    return out;
-  }
-
   void spill() {
     if (phase != Phase::Recorded && phase != Phase::Parked) require_phase(Phase::Parked, "spill()");
-    for (const auto& [k, level] : record.held()) {
-      const auto* entry = record.find(k, level);
-      if (entry->store != Level::Ram) continue;
-      std::vector<const Shape*> like;
-      if (k.kind == Kind::Pullback) {
-        for (const Shape& sh : pullback_shape) like.push_back(&sh);
-      } else {
-        for (std::size_t v : entry->variables) like.push_back(&state_shape.at(v));
-      }
-      std::vector<Field> copy;
-      scratch.resize(like.size());
-      for (std::size_t j = 0; j < like.size(); ++j) {
-        scratch[j].assign(like[j]->size, 0.0);
-        copy.push_back({like[j]->name, scratch[j], like[j]->offset, like[j]->global_size});
-      }
-      stores->ram().get(k, {copy, {}});
-      record.read(*entry);
-      stores->disk().put(k, {views(copy), {}});
-      stores->ram().erase(k);
-      record.relocate(k, level, Level::Disk);
-    }
-    stores->claim(run, held_claim());
+    io->spill();
+    stores->claim(id, held_claim());
   }
 
   // ---- a working state the host lost -----------------------------------------------
@@ -775,7 +555,7 @@ struct Recording::Impl {
   // and the pullback data the schedule left in the stepper's buffers, which the host lost.
   void rebuild() {
     std::optional<std::pair<Key, Level>> last;
-    for (const auto& [k, level] : record.held()) {
+    for (const auto& [k, level] : io->record().held()) {
       if (k.kind != Kind::Restart || k.step >= steps) continue;
       if (!last || k.step > last->first.step) last = std::pair{k, level};
     }
@@ -785,9 +565,10 @@ struct Recording::Impl {
                   "restart checkpoint is held to recompute it from");
     }
     const Key k = last->first;
-    get(k, last->second, select(stepper().state(), record.find(k, last->second)->variables));
+    io->get(k, last->second,
+            select(stepper().state(), io->record().find(k, last->second)->variables));
     position = k.step;
-    const bool pullback = record.work_pullback().has_value();
+    const bool pullback = io->record().work_pullback().has_value();
     const Step before = stats.forward_steps;
     recompute(schedule::Forward{k.step, steps, false, pullback, Level::Work});
     stats.rebuilt_steps += stats.forward_steps - before;
@@ -796,13 +577,13 @@ struct Recording::Impl {
   }
 
   // ---- thinning ----------------------------------------------------------------------
-  bool tail_held() const { return record.find(key(steps - 1, Kind::Pullback), Level::Work); }
+  bool tail_held() const { return io->record().find(key(steps - 1, Kind::Pullback), Level::Work); }
 
   // The earliest restart checkpoint held (x_0's for most schedules; some keep step 0's
   // pullback data instead and restart from x_1).
   std::optional<Key> first_restart() const {
     std::optional<Key> first;
-    for (const auto& [k, level] : record.held()) {
+    for (const auto& [k, level] : io->record().held()) {
       if (k.kind == Kind::Restart && k.step < steps && (!first || k.step < first->step)) first = k;
     }
     return first;
@@ -818,7 +599,8 @@ struct Recording::Impl {
     const std::optional<Key> first = first_restart();
     bool pullbacks_before = first.has_value();
     for (Step i = 0; first && i < first->step; ++i) {
-      pullbacks_before = pullbacks_before && record.cheapest(key(i, Kind::Pullback)).has_value();
+      pullbacks_before =
+          pullbacks_before && io->record().cheapest(key(i, Kind::Pullback)).has_value();
     }
     if (!first || !pullbacks_before) {
       throw Error(ErrorCode::InvalidArgument,
@@ -826,26 +608,27 @@ struct Recording::Impl {
                   "of the steps before it), and schedule '" +
                       plan.schedule + "' kept no restart checkpoint to start from");
     }
-    const auto first_level = record.cheapest(*first);
+    const auto first_level = io->record().cheapest(*first);
     // Step n-1's pullback data stays where the parked or recorded recording holds it.
-    const bool tail =
-        phase == Phase::Parked ? tail_held() : !work_lost && record.work_pullback() == steps - 1;
-    const bool all =
-        !keep_final && record.find(*first, *first_level)->variables.size() == sets.variables();
-    for (const auto& [k, level] : record.held()) {
+    const bool tail = phase == Phase::Parked
+                          ? tail_held()
+                          : !work_lost && io->record().work_pullback() == steps - 1;
+    const bool all = !keep_final &&
+                     io->record().find(*first, *first_level)->variables.size() == sets.variables();
+    for (const auto& [k, level] : io->record().held()) {
       const bool before =
-          k.kind == Kind::Pullback && k.step < first->step && level == *record.cheapest(k);
+          k.kind == Kind::Pullback && k.step < first->step && level == *io->record().cheapest(k);
       const bool keep = (k == *first && level == *first_level) || before ||
                         (tail && k == key(steps - 1, Kind::Pullback) && level == Level::Work) ||
                         (!(tail && all) && k == key(steps, Kind::Final));
-      if (!keep) erase(k, level);
+      if (!keep) io->erase(k, level);
     }
-    if (!tail) record.set_work_pullback(std::nullopt);
+    if (!tail) io->record().set_work_pullback(std::nullopt);
     thinned = true;
     tail_kept = tail;
     final_dropped = tail && all;
     base = first->step;
-    stores->claim(run, held_claim());
+    stores->claim(id, held_claim());
     return held_claim();
   }
 
@@ -856,24 +639,25 @@ struct Recording::Impl {
     thinned = false;
     served_below = base;
     const Key first = key(base, Kind::Restart);
-    const auto level = record.cheapest(first);
+    const auto level = io->record().cheapest(first);
     if (!level) broken("a thinned recording lost x_" + std::to_string(base));
     if (m > base) {
-      get(first, *level, select(stepper().state(), record.find(first, *level)->variables));
+      io->get(first, *level,
+              select(stepper().state(), io->record().find(first, *level)->variables));
       position = base;
     }
     for (Level l : {Level::Ram, Level::Disk}) {
-      if (record.find(first, l)) erase(first, l);
+      if (io->record().find(first, l)) io->erase(first, l);
     }
     if (m <= base) {  // every step left has its pullback data kept
-      sched = std::make_unique<Served>(plan.params);
+      sched = std::make_unique<schedule::EndOnlySchedule>(plan.params);
       ahead.clear();
       return;
     }
     RecordingConfig c = config;
     c.params.steps = m - base;
     const Claim held = held_claim();
-    Claim free = stores->available(run);
+    Claim free = stores->available(id);
     if (free.ram != schedule::kUnlimited) {
       c.params.ram = std::min(c.params.ram, std::max<std::int64_t>(free.ram - held.ram, 0));
     }
@@ -889,12 +673,13 @@ struct Recording::Impl {
       if (e.name == c.schedule && e.online) c.schedule = "auto";  // m is known now
     }
     plan = plan_recording(c, sizes);
-    sched = std::make_unique<Shifted>(schedule::make_schedule(plan.schedule, plan.params), base);
+    sched = std::make_unique<schedule::ShiftedSchedule>(
+        schedule::make_schedule(plan.schedule, plan.params), base);
     Claim claim = full_claim();
     claim.ram += held.ram;
     claim.ram_bytes += held.ram_bytes;
     if (claim.disk != schedule::kUnlimited) claim.disk += held.disk;
-    stores->claim(run, claim);
+    stores->claim(id, claim);
     ahead.clear();
     const Step before = stats.forward_steps;
     while (true) {
@@ -929,7 +714,7 @@ struct Recording::Impl {
     if (phase == Phase::Parked) {
       unpark();
     } else if (!thinned) {
-      stores->claim(run, reverse_claim());  // a spilled recording needs its RAM again
+      stores->claim(id, reverse_claim());  // a spilled recording needs its RAM again
     }
     phase = Phase::Reversing;
     if (work_lost && !thinned) rebuild();
@@ -984,11 +769,11 @@ struct Recording::Impl {
         broken("ends before the adjoint of step " + std::to_string(i));
       }
     }
-    if (record.work_pullback() != i) {
+    if (io->record().work_pullback() != i) {
       const Key k = key(i, Kind::Pullback);
-      const auto level = record.cheapest(k);
+      const auto level = io->record().cheapest(k);
       if (!level) broken("reverses step " + std::to_string(i) + " without its pullback data");
-      get(k, *level, stepper().pullback());
+      io->get(k, *level, stepper().pullback());
     }
   }
 
@@ -997,14 +782,14 @@ struct Recording::Impl {
     if (!reverse || i != next_adjoint())
       broken("adjoint step " + std::to_string(i) + " was not prepared");
     if (i > reverse->n0 && stores->disk_if_open())
-      prefetch(key(i - kPrefetchSteps, Kind::Pullback));
+      io->prefetch(key(i - kPrefetchSteps, Kind::Pullback));
     ++stats.adjoint_steps;
     if (reverse->clear_pullback) {
       const Key k = key(i, Kind::Pullback);
       for (Level l : {Level::Ram, Level::Disk}) {
-        if (record.find(k, l)) erase(k, l);
+        if (io->record().find(k, l)) io->erase(k, l);
       }
-      if (record.work_pullback() == i) record.set_work_pullback(std::nullopt);
+      if (io->record().work_pullback() == i) io->record().set_work_pullback(std::nullopt);
     }
     adjoint_position = i;
     if (i == reverse->n0) {
@@ -1023,12 +808,12 @@ struct Recording::Impl {
       if (std::holds_alternative<schedule::EndReverse>(a)) break;
       if (!transfer_action(a)) broken("acts after the last adjoint step");
     }
-    if (!record.empty()) {
-      broken("left " + std::to_string(record.held().size()) +
+    if (!io->record().empty()) {
+      broken("left " + std::to_string(io->record().held().size()) +
              " checkpoints stored after EndReverse");
     }
     phase = Phase::Done;
-    stores->release(run);
+    stores->release(id);
     release_stepper();
     stats.io_overlap_seconds = stores->io_overlap_seconds() - overlap_at_start;
     const PrefetchStats p = stores->prefetch_stats();
@@ -1041,9 +826,10 @@ struct Recording::Impl {
 
   RunStats current_stats() const {
     RunStats out = stats;
+    out.io_seconds = io->seconds();
     out.verify_seconds = check.seconds();
-    out.ram = record.traffic(Level::Ram);
-    out.disk = record.traffic(Level::Disk);
+    out.ram = io->record().traffic(Level::Ram);
+    out.disk = io->record().traffic(Level::Disk);
     return out;
   }
 
@@ -1059,16 +845,13 @@ struct Recording::Impl {
   Stepper* stepper_ptr;  // the stepper the recording drives (attach() changes it while parked)
   std::shared_ptr<Stores> stores;
   RecordingConfig config;
-  tape::RestartSets sets;
+  record::RestartSets sets;
   CheckpointSizes sizes;
   Plan plan;
   std::unique_ptr<schedule::Schedule> sched;
-  std::int64_t run = 0;
-  tape::CheckpointRecord record;
-  std::set<Key> prefetched;
+  std::int64_t id = 0;  // storage::Key::recording
+  std::optional<detail::CheckpointIo> io;
   std::deque<Action> ahead;
-  std::vector<std::vector<double>> scratch;
-  std::vector<Shape> state_shape, pullback_shape;
   RunStats stats;
   Phase phase = Phase::Recording;
   Step steps = 0;                            // n (0 while an online run has not ended)
@@ -1105,7 +888,7 @@ Phase Recording::phase() const {
   return impl_->phase;
 }
 std::int64_t Recording::id() const {
-  return impl_->run;
+  return impl_->id;
 }
 Step Recording::steps() const {
   return impl_->phase == Phase::Recording ? impl_->plan.params.steps : impl_->steps;
@@ -1159,6 +942,7 @@ void Recording::attach(Stepper& stepper) {
   impl_->require_phase(Phase::Parked, "attach()");
   impl_->release_stepper();
   impl_->stepper_ptr = &stepper;
+  impl_->io->set_stepper(&stepper);
 }
 Claim Recording::park_claim() const {
   impl_->require_phase(Phase::Recorded, "park_claim()");

@@ -3,16 +3,16 @@
 #include <algorithm>
 #include <functional>
 
+#include "rewind/comm/agree.hpp"
 #include "rewind/engine/durable_log.hpp"
-#include "rewind/storage/collective.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine::detail {
 
 namespace {
 
+using comm::agree;
 using schedule::kUnlimited;
-using storage::agree;
 
 // The stepper's steps from `first` on, as a recording of one interval sees them (steps 0, 1,
 // ...); `recompute` marks every step a recomputation (the interval was taken before).
@@ -252,17 +252,14 @@ void check_resumable(Stepper& stepper, const EngineConfig& config) {
 void agree_resume_config(MPI_Comm comm, const EngineConfig& config) {
   const ResumeConfig& resume = config.resume;
   const Step steps = config.params.steps, interval = resume_interval(config);
-  const std::pair<const char*, std::uint64_t> fields[] = {
-      {"ResumeConfig::enabled", resume.enabled ? 1u : 2u},
-      {"ResumeConfig::resume", resume.resume ? 1u : 2u},
-      {"ResumeConfig::interval", static_cast<std::uint64_t>(resume.interval) * 2 + 1},
-      {"params.steps", static_cast<std::uint64_t>(steps) * 2 + 1},
-      {"the interval params.disk makes", static_cast<std::uint64_t>(interval) * 2 + 1},
-      {"ResumeConfig::identity", std::hash<std::string>{}(resume.identity) | 1}};
-  for (const auto& [name, value] : fields) {
-    agree(comm, std::nullopt, value,
-          std::string(name) + " differs between ranks; every rank must give the same");
-  }
+  using comm::setting_hash;
+  const comm::Setting settings[] = {{"ResumeConfig::enabled", setting_hash(resume.enabled)},
+                                    {"ResumeConfig::resume", setting_hash(resume.resume)},
+                                    {"ResumeConfig::interval", setting_hash(resume.interval)},
+                                    {"params.steps", setting_hash(steps)},
+                                    {"the interval params.disk makes", setting_hash(interval)},
+                                    {"ResumeConfig::identity", setting_hash(resume.identity)}};
+  comm::agree_settings(comm, settings);
 }
 
 RunStats run_resumable(Stepper& stepper, const std::shared_ptr<Stores>& stores,

@@ -55,11 +55,11 @@ storage::Store& Stores::disk() {
 
 namespace {
 
-// The claims of every run but `run`.
-Claim others_of(const std::map<std::int64_t, Claim>& claims, std::int64_t run) {
+// The claims of every recording but `recording`.
+Claim others_of(const std::map<std::int64_t, Claim>& claims, std::int64_t recording) {
   Claim others;
   for (const auto& [id, held] : claims) {
-    if (id == run) continue;
+    if (id == recording) continue;
     others.ram += held.ram;
     others.ram_bytes += held.ram_bytes;
     others.disk =
@@ -81,19 +81,19 @@ std::string Stores::overflow(const Claim& others, const Claim& c) const {
   return {};
 }
 
-bool Stores::fits(std::int64_t run, const Claim& c) const {
-  return overflow(others_of(claims_, run), c).empty();
+bool Stores::fits(std::int64_t recording, const Claim& c) const {
+  return overflow(others_of(claims_, recording), c).empty();
 }
 
-void Stores::claim(std::int64_t run, const Claim& c) {
-  const Claim others = others_of(claims_, run);
+void Stores::claim(std::int64_t recording, const Claim& c) {
+  const Claim others = others_of(claims_, recording);
   const std::string level = overflow(others, c);
   const auto refuse = [&](const std::string& what, const std::string& capacity,
                           const std::string& held, const std::string& wanted) {
     throw Error(ErrorCode::InvalidArgument,
-                "stores: run " + std::to_string(run) + " needs " + wanted + " " + what +
-                    ", but the other runs hold " + held + " of the capacity of " + capacity +
-                    "; reverse, park or spill other runs first, or raise the capacity");
+                "stores: recording " + std::to_string(recording) + " needs " + wanted + " " + what +
+                    ", but the other recordings hold " + held + " of the capacity of " + capacity +
+                    "; reverse, park or spill other recordings first, or raise the capacity");
   };
   if (level == "ram") {
     refuse("RAM checkpoints", count(config_.ram), std::to_string(others.ram),
@@ -105,26 +105,26 @@ void Stores::claim(std::int64_t run, const Claim& c) {
   } else if (level == "disk") {
     refuse("disk checkpoints", count(config_.disk), count(others.disk), count(c.disk));
   }
-  claims_[run] = c;
+  claims_[recording] = c;
 }
 
-void Stores::occupy(const void* stepper, std::int64_t run, std::function<void()> evicted) {
+void Stores::occupy(const void* stepper, std::int64_t recording, std::function<void()> evicted) {
   auto it = occupants_.find(stepper);
-  if (it != occupants_.end() && it->second.run != run) {
+  if (it != occupants_.end() && it->second.recording != recording) {
     Occupant previous = std::move(it->second);
     occupants_.erase(it);
     if (previous.evicted) previous.evicted();
   }
-  occupants_[stepper] = Occupant{run, std::move(evicted)};
+  occupants_[stepper] = Occupant{recording, std::move(evicted)};
 }
 
-void Stores::vacate(const void* stepper, std::int64_t run) noexcept {
+void Stores::vacate(const void* stepper, std::int64_t recording) noexcept {
   auto it = occupants_.find(stepper);
-  if (it != occupants_.end() && it->second.run == run) occupants_.erase(it);
+  if (it != occupants_.end() && it->second.recording == recording) occupants_.erase(it);
 }
 
-Claim Stores::available(std::int64_t run) const {
-  const Claim others = others_of(claims_, run);
+Claim Stores::available(std::int64_t recording) const {
+  const Claim others = others_of(claims_, recording);
   Claim free;
   free.ram =
       config_.ram == kUnlimited ? kUnlimited : std::max<std::int64_t>(config_.ram - others.ram, 0);
@@ -136,8 +136,8 @@ Claim Stores::available(std::int64_t run) const {
   return free;
 }
 
-void Stores::release(std::int64_t run) noexcept {
-  claims_.erase(run);
+void Stores::release(std::int64_t recording) noexcept {
+  claims_.erase(recording);
 }
 
 Claim Stores::claimed() const {

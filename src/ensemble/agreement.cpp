@@ -4,7 +4,7 @@
 #include <string>
 #include <thread>
 
-#include "rewind/storage/collective.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::ensemble::detail {
@@ -13,15 +13,15 @@ std::optional<Error> agree_in_group(MPI_Comm group, const std::optional<Error>& 
                                     double wait_seconds) {
   int mine = local ? 1 : 0, any = 0;
   MPI_Request request = MPI_REQUEST_NULL;
-  storage::mpi_check(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, group, &request),
-                     "MPI_Iallreduce (task failure)");
+  comm::mpi_check(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, group, &request),
+                  "MPI_Iallreduce (task failure)");
   if (!local) {
-    storage::mpi_check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait (task failure)");
+    comm::mpi_check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait (task failure)");
   } else {
     const auto t0 = SteadyClock::now();
     int done = 0;
     while (true) {
-      storage::mpi_check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (task failure)");
+      comm::mpi_check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (task failure)");
       if (done) break;
       if (seconds_since(t0) > wait_seconds) {
         // The request cannot be cancelled; the job is about to be aborted anyway.
@@ -38,7 +38,7 @@ std::optional<Error> agree_in_group(MPI_Comm group, const std::optional<Error>& 
   }
   if (!any) return std::nullopt;
   try {
-    storage::agree(group, local);
+    comm::agree(group, local);
   } catch (const Error& e) {
     return e;
   }

@@ -11,14 +11,14 @@
 
 #include "agreement.hpp"
 #include "groups.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/ensemble/reproducible_sum.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/collective.hpp"
 #include "task_queue.hpp"
 
 namespace rwd::ensemble {
 
-using storage::mpi_check;
+using comm::mpi_check;
 
 const char* to_string(Assign assign) noexcept {
   return assign == Assign::Dynamic ? "dynamic" : "static";
@@ -34,7 +34,7 @@ namespace {
 // What a task throws that is not an rwd::Error is the caller's failure, not rewind's.
 template <class Fn>
 std::optional<Error> capture_task(Fn&& fn) {
-  return storage::capture(std::forward<Fn>(fn), ErrorCode::Client);
+  return comm::capture(std::forward<Fn>(fn), ErrorCode::Client);
 }
 
 // What a group knows of one of its tasks, sent to every rank after a pass.
@@ -143,11 +143,11 @@ struct Ensemble::Impl {
     try {
       // Every rank of a failed group holds its group's agreed failure: one brings it, so the
       // note counts groups, not ranks.
-      storage::Verdict verdict;
+      comm::Verdict verdict;
       if (groups.group_rank() == 0) verdict.local = failure;
       verdict.unit = "group";
       verdict.total = groups.groups();
-      storage::agree(groups.world(), verdict);
+      comm::agree(groups.world(), verdict);
     } catch (...) {
       runner.discard();
       held = false;

@@ -2,12 +2,12 @@
 
 #include <string>
 
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/collective.hpp"
 
 namespace rwd::ensemble::detail {
 
-using storage::mpi_check;
+using comm::mpi_check;
 
 Groups::Groups(MPI_Comm comm, int group_size) {
   require(comm != MPI_COMM_NULL, "ensemble: the communicator is MPI_COMM_NULL");

@@ -8,8 +8,8 @@
 #include <limits>
 #include <string>
 
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/collective.hpp"
 
 // Why the result does not depend on the order, the grouping or the split of the additions.
 //
@@ -38,7 +38,7 @@
 namespace rwd::ensemble {
 namespace {
 
-using storage::mpi_check;
+using comm::mpi_check;
 
 // One entry is kWords uint64: a header, then the window's digit sums, lowest digit first.
 constexpr int kDigitBits = 32;

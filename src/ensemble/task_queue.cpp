@@ -1,10 +1,10 @@
 #include "task_queue.hpp"
 
-#include "rewind/storage/collective.hpp"
+#include "rewind/comm/agree.hpp"
 
 namespace rwd::ensemble::detail {
 
-using storage::mpi_check;
+using comm::mpi_check;
 
 TaskQueue::TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks)
     : groups_(groups), assign_(assign), tasks_(tasks), static_next_(groups.group_index()) {

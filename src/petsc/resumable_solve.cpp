@@ -9,16 +9,16 @@
 
 #include "check.hpp"
 #include "private_access.hpp"
-#include "rewind/storage/collective.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/storage/sealed_blocks.hpp"
 
 namespace rwd::petsc {
 
 namespace {
 
+using comm::agree;
+using comm::capture;
 using engine::Field;
-using storage::agree;
-using storage::capture;
 
 // Options that change what a run writes on the screen, or how the trajectory keeps its
 // checkpoints, not its results (every schedule and budget gives the same bits): left out of a
@@ -118,16 +118,13 @@ void pause_for_test(const char* phase, PetscInt step) {
 }
 
 void agree_resume_options(MPI_Comm comm, const Options& o) {
-  for (const auto& [name, value] :
-       {std::pair{"-ts_trajectory_rewind_resume", static_cast<std::uint64_t>(o.resume) + 1},
-        std::pair{"-ts_trajectory_rewind_resume_interval",
-                  static_cast<std::uint64_t>(o.resume_interval) * 2 + 1},
-        // A resumable run places its durable states by it before any recording agrees it.
-        std::pair{"-ts_trajectory_max_cps_disk",
-                  static_cast<std::uint64_t>(o.max_cps_disk + 2) * 2 + 1}}) {
-    agree(comm, std::nullopt, value,
-          std::string(name) + " differs between ranks; every rank must give the same");
-  }
+  using comm::setting_hash;
+  const comm::Setting settings[] = {
+      {"-ts_trajectory_rewind_resume", setting_hash(o.resume)},
+      {"-ts_trajectory_rewind_resume_interval", setting_hash(o.resume_interval)},
+      // A resumable run places its durable states by it before any recording agrees it.
+      {"-ts_trajectory_max_cps_disk", setting_hash(o.max_cps_disk)}};
+  comm::agree_settings(comm, settings);
 }
 
 ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
@@ -435,8 +432,9 @@ ResumableSolve::From ResumableSolve::open() {
   {
     // The solution only: at x_0 a first-same-as-last method's reused stage holds nothing yet.
     const std::vector<Field> now = stepper_.state();
-    const auto& blocks = m.states.front().blocks[static_cast<std::size_t>(
-        storage::comm_rank(PetscObjectComm((PetscObject)ts_)))];
+    const auto& blocks =
+        m.states.front()
+            .blocks[static_cast<std::size_t>(comm::comm_rank(PetscObjectComm((PetscObject)ts_)))];
     std::optional<Error> differs;
     for (std::size_t f = 0; f < 1 && f < now.size() && f < blocks.size(); ++f) {
       if (storage::block_checksum(now[f].data) == blocks[f].checksum) continue;

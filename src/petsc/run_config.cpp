@@ -1,15 +1,12 @@
 #include "run_config.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
-#include <utility>
 
 #include "check.hpp"
 #include "private_access.hpp"
-#include "rewind/storage/collective.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/storage/probe.hpp"
 
 namespace rwd::petsc {
@@ -59,14 +56,13 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   p.disk = o.max_cps_disk < 0 ? schedule::kUnlimited : o.max_cps_disk;
   // Measuring is collective (a probe file a rank, in the run's directory): every rank must agree
   // to measure, and where, before any does.
-  const MPI_Comm comm = PetscObjectComm((PetscObject)ts);
-  for (const auto& [name, value] :
-       {std::pair{"-ts_trajectory_rewind_write_cost", std::bit_cast<std::uint64_t>(o.write_cost)},
-        std::pair{"-ts_trajectory_rewind_read_cost", std::bit_cast<std::uint64_t>(o.read_cost)},
-        std::pair{"-ts_trajectory_dirname", std::hash<std::string>{}(dir)}}) {
-    storage::agree(comm, std::nullopt, value | 1,
-                   std::string(name) + " differs between ranks; every rank must give the same");
-  }
+  const MPI_Comm ts_comm = PetscObjectComm((PetscObject)ts);
+  using comm::setting_hash;
+  const comm::Setting settings[] = {
+      {"-ts_trajectory_rewind_write_cost", setting_hash(o.write_cost)},
+      {"-ts_trajectory_rewind_read_cost", setting_hash(o.read_cost)},
+      {"-ts_trajectory_dirname", setting_hash(dir)}};
+  comm::agree_settings(ts_comm, settings);
   if (o.auto_costs()) {
     if (p.disk == 0) {
       p.write_cost = std::max<PetscReal>(o.write_cost, 0);
@@ -77,7 +73,8 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
       REWIND_PETSC(VecGetLocalSize(detail::solution(ts), &n));
       storage::DiskCost cost;
       try {
-        cost = storage::probe_disk(dir, static_cast<std::int64_t>(n) * sizeof(PetscScalar), comm);
+        cost =
+            storage::probe_disk(dir, static_cast<std::int64_t>(n) * sizeof(PetscScalar), ts_comm);
       } catch (const Error& e) {
         throw Error(e.code(), std::string("measuring disk costs for -ts_trajectory_rewind_"
                                           "write_cost/read_cost auto: ") +

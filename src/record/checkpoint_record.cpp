@@ -1,11 +1,11 @@
-#include "rewind/tape/checkpoint_record.hpp"
+#include "rewind/record/checkpoint_record.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include "rewind/error.hpp"
 
-namespace rwd::tape {
+namespace rwd::record {
 
 namespace {
 std::string at_level(const Key& key, Level level) {
@@ -100,4 +100,4 @@ std::vector<std::pair<Key, Level>> CheckpointRecord::held() const {
   return out;
 }
 
-}  // namespace rwd::tape
+}  // namespace rwd::record

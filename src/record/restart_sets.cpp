@@ -1,10 +1,10 @@
-#include "rewind/tape/restart_sets.hpp"
+#include "rewind/record/restart_sets.hpp"
 
 #include <algorithm>
 
 #include "rewind/error.hpp"
 
-namespace rwd::tape {
+namespace rwd::record {
 
 namespace {
 bool contains(const std::vector<std::size_t>& list, std::size_t v) {
@@ -83,4 +83,4 @@ const std::vector<std::size_t>& RestartSets::at(Step b) {
   return kept;
 }
 
-}  // namespace rwd::tape
+}  // namespace rwd::record

@@ -21,8 +21,8 @@
 #include "hdf5_util.hpp"
 #include "io_thread.hpp"
 #include "layout.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/collective.hpp"
 #include "rewind/timing.hpp"
 #include "staging_pool.hpp"
 #include "store_file.hpp"
@@ -57,6 +57,13 @@
 
 namespace rwd::storage {
 
+using comm::agree;
+using comm::capture;
+using comm::comm_rank;
+using comm::comm_size;
+using comm::KeptFailure;
+using comm::mpi_check;
+using comm::Verdict;
 using detail::BlockFileSizeSignal;
 using detail::h5_check;
 using detail::h5_fail;
@@ -1037,7 +1044,7 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   slab.free -= 1;
   slab.step[j] = key.step;
   slab.kind[j] = static_cast<std::int64_t>(key.kind);
-  slab.run[j] = key.run;
+  slab.run[j] = key.recording;
   slab.complete[j] = 0;
   for (std::size_t k = 0; k < checkpoint.scalars.size(); ++k) {
     slab.scalars[k][j] = checkpoint.scalars[k].value;

@@ -10,11 +10,16 @@
 #include <vector>
 
 #include "io_thread.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/collective.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::storage {
+
+using comm::agree;
+using comm::capture;
+using comm::comm_rank;
+using comm::mpi_check;
 
 namespace {
 

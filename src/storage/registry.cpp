@@ -41,7 +41,7 @@ const StoreInfo& find_store(std::string_view name) {
 std::string to_string(const Key& key) {
   std::string out =
       std::string(key.kind == Kind::Restart ? "restart " : "pullback ") + std::to_string(key.step);
-  if (key.run != 0) out += " of run " + std::to_string(key.run);
+  if (key.recording != 0) out += " of recording " + std::to_string(key.recording);
   return out;
 }
 

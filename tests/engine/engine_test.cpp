@@ -79,8 +79,8 @@ TEST_P(EngineGradients, EveryScheduleIsBitwiseStoreAll) {
   ASSERT_EQ(ref_stats.recomputed(), 0);
   ASSERT_EQ(ref_stats.adjoint_steps, kSteps);
   // A RAM slot is one restart checkpoint's worth of memory (this rank's share).
-  tape::RestartSets sets(
-      stepper->state().size(), [&](Step i) { return stepper->access(i); }, tape::Horizon{kSteps});
+  record::RestartSets sets(
+      stepper->state().size(), [&](Step i) { return stepper->access(i); }, record::Horizon{kSteps});
   std::int64_t restart_bytes = 0;
   for (std::size_t v : sets.written()) restart_bytes += local_bytes({stepper->state()[v]});
 
@@ -194,27 +194,27 @@ INSTANTIATE_TEST_SUITE_P(Steppers, EngineGradients, ::testing::ValuesIn(kCases),
 TEST(RestartSets, FollowDeclaredAccesses) {
   const Ring ring(MPI_COMM_WORLD, 40);
   DiffusionDecay diffusion(ring, 0.05);
-  tape::RestartSets t1(
-      2, [&](Step i) { return diffusion.access(i); }, tape::Horizon{kSteps});
+  record::RestartSets t1(
+      2, [&](Step i) { return diffusion.access(i); }, record::Horizon{kSteps});
   EXPECT_EQ(t1.at(0), std::vector<std::size_t>{0});  // p is never overwritten
   EXPECT_EQ(t1.at(17), std::vector<std::size_t>{0});
   EXPECT_EQ(t1.written(), std::vector<std::size_t>{0});
   Lorenz96Leapfrog leapfrog(ring, 0.005);
-  tape::RestartSets t2(
-      2, [&](Step i) { return leapfrog.access(i); }, tape::Horizon{kSteps});
+  record::RestartSets t2(
+      2, [&](Step i) { return leapfrog.access(i); }, record::Horizon{kSteps});
   EXPECT_EQ(t2.at(0), std::vector<std::size_t>{1});  // u_prev is not read by step 0
   EXPECT_EQ(t2.at(1), (std::vector<std::size_t>{0, 1}));
   EXPECT_EQ(t2.at(29), (std::vector<std::size_t>{0, 1}));
-  tape::RestartSets online(
-      2, [&](Step i) { return leapfrog.access(i); }, tape::Horizon{0});
+  record::RestartSets online(
+      2, [&](Step i) { return leapfrog.access(i); }, record::Horizon{0});
   EXPECT_EQ(online.at(5), (std::vector<std::size_t>{0, 1}));
   // Online, a parameter nobody writes is still stored without a bound on the step count ...
-  tape::RestartSets unbounded(
-      2, [&](Step i) { return diffusion.access(i); }, tape::Horizon{0});
+  record::RestartSets unbounded(
+      2, [&](Step i) { return diffusion.access(i); }, record::Horizon{0});
   EXPECT_EQ(unbounded.at(3), (std::vector<std::size_t>{0, 1}));
   // ... and left out, as offline, with one.
-  tape::RestartSets bounded(
-      2, [&](Step i) { return diffusion.access(i); }, tape::Horizon{0, 1000});
+  record::RestartSets bounded(
+      2, [&](Step i) { return diffusion.access(i); }, record::Horizon{0, 1000});
   EXPECT_EQ(bounded.at(3), std::vector<std::size_t>{0});
   bounded.set_steps(kSteps);
   EXPECT_EQ(bounded.at(3), std::vector<std::size_t>{0});
@@ -227,8 +227,8 @@ TEST(RestartSets, KeepEachDistinctSetOnceAndTheirReferencesValid) {
   const Ring ring(MPI_COMM_WORLD, 40);
   Lorenz96Leapfrog leapfrog(ring, 0.005);
   constexpr Step n = 20000;
-  tape::RestartSets sets(
-      2, [&](Step i) { return leapfrog.access(i); }, tape::Horizon{n});
+  record::RestartSets sets(
+      2, [&](Step i) { return leapfrog.access(i); }, record::Horizon{n});
   const std::vector<std::size_t>& first = sets.at(0);
   const std::vector<std::size_t>& second = sets.at(1);
   for (Step b = 2; b < n; ++b) {
@@ -239,9 +239,9 @@ TEST(RestartSets, KeepEachDistinctSetOnceAndTheirReferencesValid) {
   EXPECT_EQ(&sets.at(0), &first);  // computed again after the cache dropped it: the same set
   EXPECT_EQ(&sets.at(n - 1), &second);
   // A moved object keeps them; nothing can copy it (a copy's cache would point into this one).
-  static_assert(!std::is_copy_constructible_v<tape::RestartSets>);
-  static_assert(!std::is_copy_assignable_v<tape::RestartSets>);
-  tape::RestartSets moved = std::move(sets);
+  static_assert(!std::is_copy_constructible_v<record::RestartSets>);
+  static_assert(!std::is_copy_assignable_v<record::RestartSets>);
+  record::RestartSets moved = std::move(sets);
   EXPECT_EQ(&moved.at(1), &second);
 }
 

@@ -303,7 +303,7 @@ TEST(SharedStores, SeveralRecordingsShareOneBudgetAndOneFile) {
   } catch (const Error& e) {
     refused = e.what();
   }
-  EXPECT_TRUE(all_ranks(refused.find("needs 4 RAM checkpoints, but the other runs hold 8 of "
+  EXPECT_TRUE(all_ranks(refused.find("needs 4 RAM checkpoints, but the other recordings hold 8 of "
                                      "the capacity of 10") != std::string::npos))
       << refused;
   runs[0]->park();

@@ -323,7 +323,7 @@ TEST_P(EnsembleMap, BudgetsThatForceSpillsAndCutsKeepTheGradient) {
 // A group capacity equal to the per-task budget: a tape fits while it is recorded, but not once
 // parked (the final state and the last step's data come on top), not even alone, and there is
 // no disk: every tape is cut at once and recorded again before its reverse. The gradient is
-// still the serial loop's (once an engine-level "run 1 needs 5 RAM checkpoints" error).
+// still the serial loop's (once an engine-level "recording 1 needs 5 RAM checkpoints" error).
 TEST_P(EnsembleMap, GroupCapacityBelowAParkedTapeCutsItAndKeepsTheGradient) {
   const int g = group_sizes().front();
   StepperTasksConfig tc = tasks_config(3, 0, "tight");

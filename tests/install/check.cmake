@@ -79,7 +79,7 @@ step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 # The install holds the kind of libraries asked for, one per layer.
 file(GLOB libs RELATIVE ${prefix} ${prefix}/lib*/librewind*)
-foreach(lib rewind_core rewind_schedule rewind_storage rewind_tape rewind_engine rewind)
+foreach(lib rewind_core rewind_comm rewind_schedule rewind_storage rewind_record rewind_engine rewind)
   if(KIND STREQUAL "static")
     set(want "lib${lib}\\.a")
   else()

@@ -33,7 +33,7 @@ TEST(StoreRegistry, NamesAndErrors) {
 TEST(StoreRegistry, KeyNames) {
   EXPECT_EQ(to_string(Key{12, Kind::Restart}), "restart 12");
   EXPECT_EQ(to_string(Key{0, Kind::Pullback}), "pullback 0");
-  EXPECT_EQ(to_string(Key{4, Kind::Restart, 3}), "restart 4 of run 3");
+  EXPECT_EQ(to_string(Key{4, Kind::Restart, 3}), "restart 4 of recording 3");
   EXPECT_LT((Key{1, Kind::Restart}), (Key{1, Kind::Pullback}));
   EXPECT_LT((Key{1, Kind::Pullback}), (Key{2, Kind::Restart}));
 }

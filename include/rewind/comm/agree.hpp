@@ -1,18 +1,23 @@
 #pragma once
 /// @file
-/// How ranks agree on a failure, so that no rank is left waiting in a collective and every rank
-/// throws the same rwd::Error: the collective stores use it on every call, the ensemble for its
-/// tasks.
+/// How the ranks of a communicator agree: on a failure, so that no rank is left waiting in a
+/// collective and every rank throws the same rwd::Error (the collective stores on every call,
+/// the ensemble for its tasks); and on settings that must be equal on every rank, refused by
+/// name where they differ. The comm layer: MPI only, below the stores.
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "rewind/error.hpp"
 
-namespace rwd::storage {
+namespace rwd::comm {
 
 /// Throws Error(Mpi) naming `what` and MPI's error string unless rc == MPI_SUCCESS.
 void mpi_check(int rc, const char* what);
@@ -74,4 +79,28 @@ std::optional<Error> capture(Fn&& fn, ErrorCode other = ErrorCode::Internal) {
   return std::nullopt;
 }
 
-}  // namespace rwd::storage
+/// A setting every rank must give alike: its name as the user gives it (an option, a field) and
+/// a hash of its value (setting_hash()).
+struct Setting {
+  std::string name;
+  std::uint64_t hash = 0;
+};
+
+/// FNV-1a of bytes, for Setting::hash.
+std::uint64_t setting_hash(const void* data, std::size_t bytes,
+                           std::uint64_t seed = 1469598103934665603ull) noexcept;
+inline std::uint64_t setting_hash(std::string_view text) noexcept {
+  return setting_hash(text.data(), text.size());
+}
+template <class T>
+requires std::is_trivially_copyable_v<T> std::uint64_t setting_hash(const T& value)
+noexcept {
+  return setting_hash(&value, sizeof value);
+}
+
+/// Collective on `comm`, one MPI_Allreduce. Throws Error(InvalidArgument) on every rank, naming
+/// the first of `settings` whose hash differs between ranks: "<name> differs between ranks;
+/// every rank must give the same". Every rank passes the same settings in the same order.
+void agree_settings(MPI_Comm comm, std::span<const Setting> settings);
+
+}  // namespace rwd::comm

@@ -31,7 +31,7 @@ struct DurableSettings {
 };
 
 /// Traffic of the durable states and adjoint states on this rank.
-struct DurableTraffic : tape::LevelTraffic {
+struct DurableTraffic : record::LevelTraffic {
   double seconds = 0.0;
 };
 

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include "rewind/tape/checkpoint_record.hpp"
+#include "rewind/record/checkpoint_record.hpp"
 
 namespace rwd::engine {
 
-using tape::LevelTraffic;
+using record::LevelTraffic;
 
 /// Disk reads started ahead of the reverse sweep (prefetches), over a run's span.
 struct PrefetchStats {

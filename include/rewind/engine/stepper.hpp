@@ -5,15 +5,15 @@
 #include <span>
 #include <vector>
 
+#include "rewind/record/restart_sets.hpp"
 #include "rewind/schedule/action.hpp"
 #include "rewind/storage/store.hpp"
-#include "rewind/tape/restart_sets.hpp"
 
 namespace rwd::engine {
 
+using record::StepAccess;
 using schedule::Step;
 using storage::Kind;
-using tape::StepAccess;
 
 /// A named distributed array owned by the stepper: this rank's block. The name is copied when
 /// the field is stored, so it needs to stay valid only until the call that returned it ends.

@@ -67,23 +67,25 @@ class Stores {
   /// The disk store if it is open, else null.
   storage::Store* disk_if_open() { return disk_.get(); }
 
-  /// A new run id for checkpoint keys (1, 2, ...).
-  std::int64_t next_run_id() { return ++last_run_; }
+  /// A new recording id for checkpoint keys (storage::Key::recording: 1, 2, ...).
+  std::int64_t next_recording_id() { return ++last_recording_; }
 
-  /// Claims `claim` for run `run` (replacing its earlier claim). Throws Error(InvalidArgument)
-  /// naming the level when the claims of every run would exceed the capacity; the earlier
+  /// Claims `claim` for recording `recording` (replacing its earlier claim). Throws
+  /// Error(InvalidArgument) naming the level when the claims of every recording would exceed the
+  /// capacity; the earlier
   /// claim then stands. Rank-local, but decided on values every rank shares.
-  void claim(std::int64_t run, const Claim& claim);
-  /// Whether claim() would grant `claim` to run `run` now. Rank-local.
-  bool fits(std::int64_t run, const Claim& claim) const;
-  /// Whether `claim` would fit with no other run holding anything. Rank-local.
+  void claim(std::int64_t recording, const Claim& claim);
+  /// Whether claim() would grant `claim` to recording `recording` now. Rank-local.
+  bool fits(std::int64_t recording, const Claim& claim) const;
+  /// Whether `claim` would fit with no other recording holding anything. Rank-local.
   bool fits_alone(const Claim& claim) const { return overflow(Claim{}, claim).empty(); }
-  /// What claim() would grant run `run` at most now: the capacity less every other run's claim
+  /// What claim() would grant recording `recording` at most now: the capacity less every other
+  /// recording's claim
   /// (kUnlimited for an unlimited level, 0 bytes for no byte limit). Rank-local.
-  Claim available(std::int64_t run) const;
-  /// Gives back run `run`'s claim.
-  void release(std::int64_t run) noexcept;
-  /// The sum of every run's claim.
+  Claim available(std::int64_t recording) const;
+  /// Gives back recording `recording`'s claim.
+  void release(std::int64_t recording) noexcept;
+  /// The sum of every recording's claim.
   Claim claimed() const;
 
   /// Disk checkpoints to erase at the next collective point (recordings destroyed outside one
@@ -103,9 +105,10 @@ class Stores {
   /// (it is made on it, or reversed on it); the recording that held it before and had not
   /// parked is told through its `evicted` callback, so it never reverses from buffers another
   /// run overwrote. Rank-local.
-  void occupy(const void* stepper, std::int64_t run, std::function<void()> evicted);
-  /// Run `run` no longer needs `stepper`'s buffers (it parked, finished or was destroyed).
-  void vacate(const void* stepper, std::int64_t run) noexcept;
+  void occupy(const void* stepper, std::int64_t recording, std::function<void()> evicted);
+  /// Recording `recording` no longer needs `stepper`'s buffers (it parked, finished or was
+  /// destroyed).
+  void vacate(const void* stepper, std::int64_t recording) noexcept;
 
   /// Seconds of disk I/O that ran while the caller computed, since the stores were made (every
   /// recording's). Rank-local.
@@ -119,10 +122,10 @@ class Stores {
   StoresConfig config_;
   std::unique_ptr<storage::Store> ram_;
   std::unique_ptr<storage::Store> disk_;
-  std::int64_t last_run_ = 0;
+  std::int64_t last_recording_ = 0;
   std::map<std::int64_t, Claim> claims_;
   struct Occupant {
-    std::int64_t run = 0;
+    std::int64_t recording = 0;
     std::function<void()> evicted;
   };
   std::map<const void*, Occupant> occupants_;

@@ -13,7 +13,7 @@
 #include "rewind/schedule/action.hpp"
 #include "rewind/storage/key.hpp"
 
-namespace rwd::tape {
+namespace rwd::record {
 
 using schedule::Level;
 using schedule::Step;
@@ -78,4 +78,4 @@ class CheckpointRecord {
   std::optional<Step> work_pullback_;
 };
 
-}  // namespace rwd::tape
+}  // namespace rwd::record

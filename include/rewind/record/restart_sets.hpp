@@ -11,7 +11,7 @@
 
 #include "rewind/schedule/action.hpp"
 
-namespace rwd::tape {
+namespace rwd::record {
 
 using schedule::Step;
 
@@ -76,4 +76,4 @@ class RestartSets {
   std::vector<Step> last_write_;  // per variable, the last step < end() writing it (-1: none)
 };
 
-}  // namespace rwd::tape
+}  // namespace rwd::record

@@ -13,16 +13,18 @@ namespace rwd::storage {
 /// the whole state x_step at the end of a first sweep, kept while its recording is parked.
 enum class Kind : std::uint8_t { Restart = 0, Pullback = 1, Final = 2 };
 
-/// Identifies a checkpoint. Several runs (recordings) may share one store; `run` keeps their
-/// checkpoints apart (0 for a store that serves one run).
+/// Identifies a checkpoint. Several recordings may share one store; `recording` (the
+/// recording's id, engine::Stores::next_recording_id()) keeps their checkpoints apart (0 for a
+/// store that serves one). The HDF5 file keeps it in its per-row attribute `run` (file format 5).
 struct Key {
   std::int64_t step = 0;
   Kind kind = Kind::Restart;
-  std::int64_t run = 0;
+  std::int64_t recording = 0;
   friend auto operator<=>(const Key&, const Key&) = default;
 };
 
-/// "restart 12", "pullback 12", "final 12", with " of run 3" when run != 0, for messages.
+/// "restart 12", "pullback 12", "final 12", with " of recording 3" when recording != 0, for
+/// messages.
 std::string to_string(const Key& key);
 
 }  // namespace rwd::storage

@@ -1,3 +1,3 @@
 // Breaks the rules: a relative include into another layer's private headers.
 #include "../storage/collective.hpp"
-#include "rewind/tape/tape.hpp"
+#include "rewind/record/checkpoint_record.hpp"

@@ -1,4 +1,4 @@
-// Breaks the rules: the tape layer includes HDF5.
+// Breaks the rules: the record layer includes HDF5.
 #pragma once
 #include <H5public.h>
 

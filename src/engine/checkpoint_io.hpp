@@ -1,0 +1,96 @@
+#pragma once
+// One recording's checkpoints in its stores: puts, gets, erases, copies between levels, spills
+// and prefetches, with the record of where each checkpoint lives and the time spent in the
+// stores. The schedule's logic (what to store when) is the recording's; this is the traffic.
+// Rank-local unless a call says otherwise (a collective store makes its calls collective).
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rewind/engine/plan.hpp"
+#include "rewind/engine/stepper.hpp"
+#include "rewind/engine/stores.hpp"
+#include "rewind/record/checkpoint_record.hpp"
+
+namespace rwd::engine::detail {
+
+using schedule::Level;
+using storage::Key;
+
+/// The layout of one of a stepper's fields (its name owned here), taken when a recording was
+/// made: a parked recording whose stepper is gone (an ensemble task's) still moves its
+/// checkpoints.
+struct FieldShape {
+  std::string name;
+  std::size_t size = 0;
+  std::int64_t offset = 0;
+  std::int64_t global_size = 0;
+};
+std::vector<FieldShape> shapes_of(const std::vector<Field>& fields);
+
+/// Fields of `all` at the indices `which`, in that order.
+std::vector<Field> select(const std::vector<Field>& all, const std::vector<std::size_t>& which);
+std::int64_t bytes_of(const std::vector<Field>& fields);
+
+class CheckpointIo {
+ public:
+  /// `id`: the recording's Key::recording. `stepper`: whose buffers checkpoints move in and
+  /// out of (told of I/O and loads); set_stepper() changes it. `state` and `pullback`: the
+  /// stepper's field layouts. `plan`: the recording's plan as it stands (a thinned recording
+  /// plans again), for the error of a schedule that uses a disk its budget has none of.
+  CheckpointIo(std::shared_ptr<Stores> stores, std::int64_t id, Stepper* stepper,
+               std::vector<FieldShape> state, std::vector<FieldShape> pullback, const Plan* plan);
+
+  void set_stepper(Stepper* stepper) { stepper_ = stepper; }
+  Key key(Step step, Kind kind) const { return Key{step, kind, id_}; }
+  record::CheckpointRecord& record() { return record_; }
+  const record::CheckpointRecord& record() const { return record_; }
+  Stores& stores() { return *stores_; }
+  /// Seconds spent in store calls.
+  double seconds() const { return seconds_; }
+
+  /// Stores `fields` as `k`, placed at `level` by the schedule, in the store of `where` (they
+  /// differ for what a parked recording takes out of the stepper). `variables`: restart data's
+  /// state variables.
+  void put(const Key& k, Level level, Level where, const std::vector<Field>& fields,
+           std::vector<std::size_t> variables = {});
+  /// Reads `k` (placed at `level`) into `fields`; `into_stepper`: they are the stepper's own
+  /// buffers (not scratch space for a copy between stores), so it is told.
+  void get(const Key& k, Level level, const std::vector<Field>& fields, bool into_stepper = true);
+  void erase(const Key& k, Level level);
+  /// Copies restart checkpoint `k` from `from` to `to` (RAM or DISK) through scratch buffers.
+  void copy(const Key& k, Level from, Level to);
+  /// Starts reading `k` ahead if the cheapest copy the schedule will read is on disk (every rank
+  /// holds the same record, so the prefetches are made alike).
+  void prefetch(const Key& k);
+  /// Every checkpoint still recorded is erased: RAM ones at once, disk ones when the stores
+  /// next make a collective call. Never collective, so a destructor can call it.
+  void drop() noexcept;
+  /// Moves every RAM checkpoint to the disk store. Collective (the disk store's puts).
+  void spill();
+
+  /// What the checkpoints held now claim, in the sizes every rank agreed on.
+  Claim held(const CheckpointSizes& sizes) const;
+  /// The disk slots taken by checkpoints the schedule placed in RAM that live on disk (spilled).
+  std::int64_t spilled() const;
+
+ private:
+  storage::Store& store(Level where);
+  // Scratch buffers shaped like `like`, as fields.
+  std::vector<Field> scratch_fields(const std::vector<const FieldShape*>& like);
+
+  std::shared_ptr<Stores> stores_;
+  std::int64_t id_;
+  Stepper* stepper_;
+  std::vector<FieldShape> state_, pullback_;
+  const Plan* plan_;
+  record::CheckpointRecord record_;
+  std::set<Key> prefetched_;
+  std::vector<std::vector<double>> scratch_;
+  double seconds_ = 0.0;
+};
+
+}  // namespace rwd::engine::detail
