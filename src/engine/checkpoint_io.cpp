@@ -140,10 +140,12 @@ void CheckpointIo::drop() noexcept {
   }
 }
 
-void CheckpointIo::spill() {
+void CheckpointIo::spill(std::int64_t at_most) {
+  std::int64_t moved = 0;
   for (const auto& [k, level] : record_.held()) {
     const auto* entry = record_.find(k, level);
     if (entry->store != Level::Ram) continue;
+    if (moved++ == at_most) break;
     std::vector<const FieldShape*> like;
     if (k.kind == Kind::Pullback) {
       for (const FieldShape& sh : pullback_) like.push_back(&sh);

@@ -69,8 +69,9 @@ class CheckpointIo {
   /// Every checkpoint still recorded is erased: RAM ones at once, disk ones when the stores
   /// next make a collective call. Never collective, so a destructor can call it.
   void drop() noexcept;
-  /// Moves every RAM checkpoint to the disk store. Collective (the disk store's puts).
-  void spill();
+  /// Moves RAM checkpoints to the disk store, at most `at_most` of them, in key order.
+  /// Collective (the disk store's puts).
+  void spill(std::int64_t at_most);
 
   /// What the checkpoints held now claim, in the sizes every rank agreed on.
   Claim held(const CheckpointSizes& sizes) const;

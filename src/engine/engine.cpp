@@ -1,6 +1,6 @@
 #include "rewind/engine/engine.hpp"
 
-#include "resumable_run.hpp"
+#include "resume/resumable_run.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/timing.hpp"
 

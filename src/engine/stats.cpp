@@ -45,19 +45,32 @@ std::string RunStats::summary() const {
   return out;
 }
 
+namespace {
+
+// Counts and bytes add up, peaks are the larger.
+void add_traffic(LevelTraffic& to, const LevelTraffic& from) {
+  to.writes += from.writes;
+  to.reads += from.reads;
+  to.bytes_written += from.bytes_written;
+  to.bytes_read += from.bytes_read;
+  to.peak = std::max(to.peak, from.peak);
+  to.peak_bytes = std::max(to.peak_bytes, from.peak_bytes);
+}
+
+}  // namespace
+
+void RunStats::add_durable(const LevelTraffic& traffic, double seconds) {
+  add_traffic(disk, traffic);
+  io_seconds += seconds;
+}
+
 void RunStats::add(const RunStats& s) {
   if (schedule.empty()) schedule = s.schedule;
   steps += s.steps;
   forward_steps += s.forward_steps;
   adjoint_steps += s.adjoint_steps;
-  for (auto [to, from] : {std::pair{&ram, &s.ram}, std::pair{&disk, &s.disk}}) {
-    to->writes += from->writes;
-    to->reads += from->reads;
-    to->bytes_written += from->bytes_written;
-    to->bytes_read += from->bytes_read;
-    to->peak = std::max(to->peak, from->peak);
-    to->peak_bytes = std::max(to->peak_bytes, from->peak_bytes);
-  }
+  add_traffic(ram, s.ram);
+  add_traffic(disk, s.disk);
   forward_seconds += s.forward_seconds;
   recompute_seconds += s.recompute_seconds;
   adjoint_seconds += s.adjoint_seconds;

@@ -22,8 +22,8 @@ engine::RecordingConfig StepperTasks::config_for(const Task& task) const {
   return c;
 }
 
-std::vector<HeldTape> StepperTasks::held() const {
-  std::vector<HeldTape> out;
+std::vector<engine::HeldRecording> StepperTasks::held() const {
+  std::vector<engine::HeldRecording> out;
   for (const auto& [k, t] : tapes_) {
     out.push_back({k, t.recording.get(), t.order, t.cost.steps, t.cost.spilled});
   }
@@ -31,13 +31,15 @@ std::vector<HeldTape> StepperTasks::held() const {
 }
 
 void StepperTasks::make_room(std::int64_t task, const engine::Claim& need, std::int64_t run) {
-  ensemble::make_room(
-      *stores_, held(), task, need, run, [&](std::int64_t k) { tapes_.at(k).cost.spilled = true; },
-      [&](std::int64_t k) {
-        Tape& t = tapes_.at(k);
-        t.recording.reset();
-        t.cost.cut = true;
-      });
+  std::vector<engine::HeldRecording> recordings = held();
+  engine::RoomHooks hooks;
+  hooks.spilled = [&](std::int64_t k) { tapes_.at(k).cost.spilled = true; };
+  hooks.cut = [&](std::int64_t k) {
+    Tape& t = tapes_.at(k);
+    t.recording.reset();
+    t.cost.cut = true;
+  };
+  make_room_for_task(*stores_, recordings, task, need, run, hooks);
 }
 
 void StepperTasks::record(std::int64_t k, Task& task, Tape& tape) {
@@ -83,7 +85,7 @@ std::vector<double> StepperTasks::forward(std::int64_t k) {
 }
 
 std::vector<std::int64_t> StepperTasks::backward_order(std::vector<std::int64_t>) {
-  return reverse_order(held());
+  return engine::reverse_order(held());
 }
 
 std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const double> ybar) {

@@ -10,7 +10,7 @@
 #include "check.hpp"
 #include "rewind/engine/stores.hpp"
 #include "rewind/ensemble/ensemble.hpp"
-#include "rewind/ensemble/tape_room.hpp"
+#include "rewind/ensemble/group_room.hpp"
 #include "rewind/error.hpp"
 #include "rewind/petsc/trajectory.h"
 #include "shared_stores.hpp"
@@ -54,7 +54,7 @@ class TsTasks final : public ensemble::TaskRunner {
   }
 
   std::vector<std::int64_t> backward_order(std::vector<std::int64_t>) override {
-    return ensemble::reverse_order(tapes());
+    return engine::reverse_order(tapes());
   }
 
   std::vector<double> backward(std::int64_t k, std::span<const double> ybar) override {
@@ -110,8 +110,8 @@ class TsTasks final : public ensemble::TaskRunner {
     return current_recording(tj);
   }
 
-  std::vector<ensemble::HeldTape> tapes() const {
-    std::vector<ensemble::HeldTape> out;
+  std::vector<engine::HeldRecording> tapes() const {
+    std::vector<engine::HeldRecording> out;
     for (const auto& [k, h] : held_) {
       out.push_back({k, h.ts ? recording(h.ts) : nullptr, h.order, h.cost.steps, h.cost.spilled});
     }
@@ -119,14 +119,15 @@ class TsTasks final : public ensemble::TaskRunner {
   }
 
   void make_room(std::int64_t task, const engine::Claim& need, std::int64_t run) {
-    ensemble::make_room(
-        *stores_, tapes(), task, need, run,
-        [&](std::int64_t k) { held_.at(k).cost.spilled = true; },
-        [&](std::int64_t k) {
-          Held& h = held_.at(k);
-          destroy(k, h);
-          h.cost.cut = true;
-        });
+    std::vector<engine::HeldRecording> recordings = tapes();
+    engine::RoomHooks hooks;
+    hooks.spilled = [&](std::int64_t k) { held_.at(k).cost.spilled = true; };
+    hooks.cut = [&](std::int64_t k) {
+      Held& h = held_.at(k);
+      destroy(k, h);
+      h.cost.cut = true;
+    };
+    ensemble::make_room_for_task(*stores_, recordings, task, need, run, hooks);
   }
 
   // Creates task k's TS, gives its rewind trajectory the group's stores, makes room for its

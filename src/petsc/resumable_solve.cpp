@@ -108,15 +108,6 @@ PetscInt ceil_div(PetscInt a, PetscInt b) {
 
 }  // namespace
 
-void pause_for_test(const char* phase, PetscInt step) {
-  const char* want = std::getenv("REWIND_TEST_PAUSE");
-  if (!want || std::string(want) != std::string(phase) + ":" + std::to_string(step)) return;
-  if (const char* marker = std::getenv("REWIND_TEST_PAUSE_MARKER")) {
-    if (std::FILE* f = std::fopen(marker, "w")) std::fclose(f);
-  }
-  while (true) ::pause();
-}
-
 void agree_resume_options(MPI_Comm comm, const Options& o) {
   using comm::setting_hash;
   const comm::Setting settings[] = {

@@ -27,12 +27,6 @@
 
 namespace rwd::petsc {
 
-/// Fault injection for the kill tests (tests/petsc/kill_resume.sh): with REWIND_TEST_PAUSE set
-/// to "forward:K" (or "adjoint:K"), the first sweep's step K (or the K-th adjoint step) makes
-/// rank 0 create the file REWIND_TEST_PAUSE_MARKER, and every rank waits there for the test's
-/// SIGKILL. Does nothing otherwise.
-void pause_for_test(const char* phase, PetscInt step);
-
 /// Refuses, on every rank, -ts_trajectory_rewind_resume or its interval set differently on
 /// different ranks, naming the option. Collective; before a run takes one way or the other.
 void agree_resume_options(MPI_Comm comm, const Options& options);

@@ -9,6 +9,8 @@
 #include "check.hpp"
 #include "log_events.hpp"
 #include "private_access.hpp"
+#include "progress.hpp"
+#include "rewind/engine/room.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/storage/hdf5_store.hpp"
 #include "rewind/timing.hpp"
@@ -308,33 +310,24 @@ std::string SolveRun::segment_note(PetscInt first) const {
 void SolveRun::make_room(const engine::Claim& extra, const Segment* keep) {
   if (carry_.shared_stores) return;
   engine::Stores& stores = *carry_.stores;
-  const auto enough = [&] { return roomy(stores.config(), stores.available(0), extra); };
-  const auto waiting = [&](const Segment& s) {
-    if (&s == keep || !s.recording || !s.ended || s.done) return false;
+  // The ended segments waiting for their reverse, oldest first: thinned first (a thinned segment
+  // costs its steps once more in the reverse), then spilled to the disk where its budget has
+  // room (engine/room.hpp).
+  std::vector<engine::HeldRecording> held;
+  for (std::size_t j = 0; j < segments_.size(); ++j) {
+    const Segment& s = segments_[j];
+    if (&s == keep || !s.recording || !s.ended || s.done) continue;
     const engine::Phase phase = s.recording->phase();
-    return phase == engine::Phase::Recorded || phase == engine::Phase::Parked;
-  };
-  // Thinning first: a thinned segment costs its steps once more in the reverse...
-  for (Segment& s : segments_) {
-    if (enough()) return;
-    if (!waiting(s) || s.recording->thinned()) continue;
-    try {
-      s.recording->thin(false);
-      ++thinned_;
-    } catch (const Error&) {
-      // Its schedule kept no restart checkpoint of its first state (storeall): it stays whole.
-    }
+    if (phase != engine::Phase::Recorded && phase != engine::Phase::Parked) continue;
+    const auto n = static_cast<std::int64_t>(j);
+    held.push_back({n, s.recording.get(), n, s.recording->steps(), false});
   }
-  // ... then what the segments hold in RAM moves to the disk, where the disk budget has room.
-  for (Segment& s : segments_) {
-    if (enough()) return;
-    if (!waiting(s)) continue;
-    const engine::Claim held = s.recording->claim();
-    if (held.ram == 0) continue;
-    engine::Claim moved{0, 0.0, held.disk + held.ram};
-    if (stores.config().disk == 0 || !stores.fits(s.recording->id(), moved)) continue;
-    s.recording->spill();
-  }
+  engine::RoomHooks hooks;
+  hooks.thinned = [this](std::int64_t) { ++thinned_; };
+  static constexpr engine::RoomStep kSteps[] = {engine::RoomStep::Thin, engine::RoomStep::Spill};
+  engine::make_room(
+      stores, held, kSteps, [&] { return roomy(stores.config(), stores.available(0), extra); },
+      hooks);
 }
 
 bool SolveRun::plan_when_timed(PetscInt stepnum, double step_seconds) {
@@ -399,6 +392,7 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
   const double step_seconds = seconds_since(last_set_time_);
   step_seconds_sum_ += step_seconds;
   ++step_seconds_count_;
+  report_progress("forward", stepnum);
   if (x0_ && plan_when_timed(stepnum, step_seconds)) return;
   const bool last = detail::reason(ts_) != 0;
   last_set_ = stepnum;
@@ -419,7 +413,6 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
                       " steps TS predicted; give -ts_max_steps and -ts_max_time that end it "
                       "there");
     }
-    pause_for_test("forward", stepnum);
     durable_->reached(stepnum, last);
     // The last interval is recorded as the first sweep takes it; with adaptive steps, which one
     // is last is known only at the end, so each interval is, and its recording dropped at the
@@ -526,6 +519,7 @@ void SolveRun::get(PetscInt stepnum, PetscReal* t) {
   prepared_local_ = i - s.first;
   prepared_ = j;
   ++reversed_;
+  report_progress("adjoint", last_set_ - stepnum);
   const auto k = static_cast<std::size_t>(stepnum);
   detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
   REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));
@@ -542,13 +536,7 @@ bool SolveRun::finish() {
         std::max<PetscInt>(0, last - first_sweep_from_) + durable_->checked_steps();
     total_.steps = n - first_sweep_from_;
     const engine::DurableTraffic& io = durable_->traffic();
-    total_.disk.writes += io.writes;
-    total_.disk.bytes_written += io.bytes_written;
-    total_.disk.reads += io.reads;
-    total_.disk.bytes_read += io.bytes_read;
-    total_.disk.peak = std::max(total_.disk.peak, io.peak);
-    total_.disk.peak_bytes = std::max(total_.disk.peak_bytes, io.peak_bytes);
-    total_.io_seconds += io.seconds;
+    total_.add_durable(io, io.seconds);
     total_.resumed_at = durable_->resumed_at();
     total_.resumed_in_reverse = adjoint_resumed_;
     // The manifest goes first: once the store closes, its file is gone.
@@ -748,7 +736,7 @@ void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
   prepared_local_ = i - s.first;
   prepared_ = *j;
   ++reversed_;
-  pause_for_test("adjoint", durable_->final_step() - stepnum);
+  report_progress("adjoint", last_set_ - stepnum);
   const auto k = static_cast<std::size_t>(stepnum);
   detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
   REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));

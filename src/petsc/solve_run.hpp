@@ -143,8 +143,8 @@ class SolveRun {
   /// when the reverse sweep reaches it, and the adjoint is made durable at its first step.
   void get_resumable(PetscInt stepnum, PetscReal* t);
   void complete_prepared();
-  /// Thins ended segments (oldest first, not `keep`) until the stores could grant `extra` and
-  /// still hold half of every limited level free.
+  /// Thins ended segments (oldest first, not `keep`), then spills them, until the stores could
+  /// grant `extra` and still hold half of every limited level free.
   void make_room(const engine::Claim& extra, const Segment* keep);
   /// What parking `r` adds to its claim.
   static engine::Claim park_growth(const engine::Recording& r);

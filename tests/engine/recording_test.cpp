@@ -13,6 +13,7 @@
 
 #include "engine_test_util.hpp"
 #include "rewind/engine/recording.hpp"
+#include "rewind/engine/room.hpp"
 #include "rewind/error.hpp"
 
 namespace rwd::testing {
@@ -664,6 +665,82 @@ TEST(StoresDirectory, IsMadeWhenAskedAndOtherwiseRefused) {
   stores.disk();
   EXPECT_TRUE(all_ranks(std::filesystem::is_directory(dir)));
   stores.close();
+}
+
+// The one room policy (engine/room.hpp) over three parked recordings of 6, 4 and 5 steps in
+// shared stores: a disk capacity that takes only part of the oldest one's RAM checkpoints gets
+// that part (a partial spill), the next step in the policy's order is tried when spilling is
+// no longer possible (cutting the shortest), nothing is touched once there is enough room, and
+// the reverse order puts RAM ones first, then spilled, then cut ones. Every gradient that is
+// reversed stays bitwise its task's alone.
+TEST(SharedStores, OneRoomPolicySpillsPartlyThenCutsTheShortest) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  const std::int64_t steps[3] = {6, 4, 5};
+  std::vector<std::unique_ptr<TestStepper>> steppers;
+  std::vector<std::vector<double>> reference;
+  for (int k = 0; k < 3; ++k) {
+    EngineConfig alone_config = config("revolve", 3, 0);
+    alone_config.params.steps = steps[k];
+    steppers.push_back(std::make_unique<Lorenz96Rk4>(ring, 0.01));
+    reference.push_back(alone(*steppers.back(), 0.01 * k, alone_config));
+  }
+  StoresConfig sc = stores_config("room");
+  sc.ram = 20;
+  sc.disk = 2;
+  auto stores = std::make_shared<Stores>(sc);
+  std::vector<std::unique_ptr<Recording>> runs;
+  std::vector<engine::HeldRecording> held;
+  for (int k = 0; k < 3; ++k) {
+    EngineConfig c = config("revolve", 3, 0);
+    c.params.steps = steps[k];
+    steppers[k]->reset(0.01 * k);
+    runs.push_back(std::make_unique<Recording>(*steppers[k], stores, c));
+    runs.back()->record();
+    runs.back()->park();
+    held.push_back({k, runs.back().get(), k, steps[k], false});
+  }
+  const engine::Claim before = stores->claimed();
+  const std::int64_t held1 = runs[1]->claim().ram;
+  ASSERT_GE(runs[0]->claim().ram, 3);  // more than the 2 disk slots take
+  ASSERT_GT(held1, 0);
+  std::vector<std::int64_t> spilled, cut;
+  engine::RoomHooks hooks;
+  hooks.spilled = [&](std::int64_t k) { spilled.push_back(k); };
+  hooks.cut = [&](std::int64_t k) {
+    cut.push_back(k);
+    runs[static_cast<std::size_t>(k)].reset();
+  };
+  const engine::RoomStep spill_then_cut[] = {engine::RoomStep::Spill, engine::RoomStep::Cut};
+  // Enough already: nothing moves.
+  EXPECT_TRUE(engine::make_room(
+      *stores, held, spill_then_cut, [] { return true; }, hooks));
+  EXPECT_TRUE(spilled.empty() && cut.empty());
+  // Room for what spilling 2 checkpoints and cutting recording 1 give back: the oldest (0)
+  // spills 2 of its RAM checkpoints (all the disk takes), then the shortest (1, 4 steps) is cut.
+  const std::int64_t target = before.ram - 2 - held1;
+  EXPECT_TRUE(engine::make_room(
+      *stores, held, spill_then_cut, [&] { return stores->claimed().ram <= target; }, hooks));
+  EXPECT_EQ(spilled, std::vector<std::int64_t>{0});
+  EXPECT_EQ(cut, std::vector<std::int64_t>{1});
+  EXPECT_EQ(stores->claimed().ram, target);
+  EXPECT_EQ(stores->claimed().disk, 2);
+  EXPECT_GT(runs[0]->claim().ram, 0) << "a partial spill keeps the rest in RAM";
+  EXPECT_TRUE(held[0].spilled);
+  EXPECT_EQ(held[1].recording, nullptr);
+  EXPECT_EQ(engine::reverse_order(held), (std::vector<std::int64_t>{2, 0, 1}));
+  // The disk is full and the policy may only spill: not enough, and nothing moves.
+  const engine::RoomStep spill_only[] = {engine::RoomStep::Spill};
+  EXPECT_FALSE(engine::make_room(
+      *stores, held, spill_only, [] { return false; }, hooks));
+  EXPECT_EQ(spilled.size(), 1u);
+  EXPECT_EQ(stores->claimed().ram, target);
+  for (int k : {2, 0}) {
+    runs[static_cast<std::size_t>(k)]->reverse();
+    EXPECT_TRUE(all_ranks(bitwise_equal(steppers[static_cast<std::size_t>(k)]->gradient(),
+                                        reference[static_cast<std::size_t>(k)])))
+        << "recording " << k;
+  }
+  stores->close();
 }
 
 }  // namespace

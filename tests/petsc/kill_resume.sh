@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Kills one of PETSc's own adjoint tutorials, run with -ts_trajectory_rewind_resume, at chosen
-# steps of both sweeps (SIGKILL to the whole mpirun; the trajectory's test hook REWIND_TEST_PAUSE
-# holds every rank at the step), resumes it with the same command, and checks that what the
-# program prints and the gradient and final state it writes are bit for bit PETSc's store-all
-# run's, that the resumed run goes on from the last durable state or adjoint state (nothing
-# durable redone), and that the directory is left empty. With "refusals", checks what a killed
-# run's files are not used for, and the settings a resumable run refuses.
+# steps of both sweeps (SIGKILL to the whole mpirun; a test library, REWIND_PAUSE_LIB, built from
+# tests/petsc/pause_hook.c and loaded next to librewind, holds every rank at the step through
+# rewind's progress hook), resumes it with the same command, and checks that what the program
+# prints and the gradient and final state it writes are bit for bit PETSc's store-all run's,
+# that the resumed run goes on from the last durable state or adjoint state (nothing durable
+# redone), and that the directory is left empty. With "refusals", checks what a killed run's
+# files are not used for, and the settings a resumable run refuses.
 # Usage: kill_resume.sh (kills|refusals) WORKDIR RANKS STEPS INTERVAL LIB PROGRAM [args...]
 # STEPS is given as -ts_max_steps: the step count with a fixed step, the most steps with adaptive
 # ones (the run learns its count at the end; the kill points follow the count it took).
@@ -41,7 +42,9 @@ results() { cat out.txt; od -An -tx1 lambda.bin solution.bin; }
 start_paused() {
   rm -f marker
   REWIND_TEST_PAUSE=$1 REWIND_TEST_PAUSE_MARKER=$work/marker setsid "$mpiexec" -n "$np" \
-    --oversubscribe "$exe" "${args[@]}" "${outputs[@]}" "${resumable[@]}" >killed.log 2>&1 &
+    --oversubscribe "$exe" "${args[@]}" "${outputs[@]}" "${resumable[@]}" \
+    -dll_append "$lib,${REWIND_PAUSE_LIB:?set REWIND_PAUSE_LIB to the test pause library}" \
+    >killed.log 2>&1 &
   paused=$!
   local waited=0
   until [ -e marker ]; do

@@ -91,10 +91,11 @@ class Recording {
   /// Whether lose_work() can be recovered from: a restart checkpoint before x_n is held (not so
   /// for schedules that store every step's pullback data, e.g. storeall; park those instead).
   bool can_rebuild() const;
-  /// Moves every RAM checkpoint of a recorded or parked recording to the disk store (the
-  /// recording keeps running from there when reversed) and gives its RAM claim back.
-  /// Collective: the stores open their disk file if they have not yet.
-  void spill();
+  /// Moves the RAM checkpoints of a recorded or parked recording (at most `at_most` of them, in
+  /// the order of their keys) to the disk store (the recording keeps running from there when
+  /// reversed) and gives their RAM claim back. Collective: the stores open their disk file if
+  /// they have not yet.
+  void spill(std::int64_t at_most = schedule::kUnlimited);
   /// After the first sweep, when its budget is wanted elsewhere for a while: frees every
   /// checkpoint but the first restart checkpoint (x_0's, or x_b's for a schedule that kept the
   /// pullback data of steps 0..b-1 instead, which stay too), the final state and, if the

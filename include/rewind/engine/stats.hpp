@@ -46,6 +46,10 @@ struct RunStats {
   /// Adds what another recording of the same run did (a run in segments): counts, traffic and
   /// times add up, peaks are the larger; the schedule stays the first one's.
   void add(const RunStats& other);
+  /// Adds disk traffic that no recording made (a resumable run's durable states and adjoint
+  /// states, docs/resume.md): counts and bytes add up, peaks are the larger, and `seconds` adds
+  /// to io_seconds.
+  void add_durable(const LevelTraffic& traffic, double seconds);
 
   /// A few human lines.
   std::string summary() const;

@@ -14,7 +14,7 @@
 
 #include "rewind/engine/recording.hpp"
 #include "rewind/ensemble/ensemble.hpp"
-#include "rewind/ensemble/tape_room.hpp"
+#include "rewind/ensemble/group_room.hpp"
 
 namespace rwd::ensemble {
 
@@ -48,7 +48,7 @@ struct StepperTasksConfig {
 };
 
 /// Runs the tasks of one group; its tapes are parked recordings in the group's stores, made room
-/// for and reversed by the rule of tape_room.hpp (spill the oldest, then cut the shortest).
+/// for and reversed by the rule of group_room.hpp (spill the oldest, then cut the shortest).
 class StepperTasks final : public TaskRunner {
  public:
   /// Collective on `group`.
@@ -70,7 +70,7 @@ class StepperTasks final : public TaskRunner {
     TaskCost cost;
   };
   engine::RecordingConfig config_for(const Task& task) const;
-  std::vector<HeldTape> held() const;
+  std::vector<engine::HeldRecording> held() const;
   void make_room(std::int64_t task, const engine::Claim& need, std::int64_t run);
   /// Records `task` (again, for a cut tape) after making room for it.
   void record(std::int64_t k, Task& task, Tape& tape);

@@ -59,6 +59,16 @@ PetscErrorCode TSTrajectoryRewindSetSteps(TSTrajectory, PetscInt steps);
    budget). */
 PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, PetscInt interval);
 
+/* A function told of every step of every rewind run in the process, on every rank: sweep is
+   "forward" when the first sweep reached step `step` (before the trajectory stores anything of
+   it), "adjoint" when `step` adjoint steps are done and the next one's data is in the TS. For
+   progress reports of long runs, and for tools that hold a run at a chosen step (rewind's kill
+   tests load such a hook with -dll_append). An error it returns stops the run on that rank
+   with a message naming the hook. Process-wide; NULL removes it. Not collective. */
+typedef PetscErrorCode (*TSTrajectoryRewindProgressFn)(const char sweep[], PetscInt step,
+                                                      void *ctx);
+PetscErrorCode TSTrajectoryRewindSetProgressHook(TSTrajectoryRewindProgressFn hook, void *ctx);
+
 /* The schedule of the current (or last) run, as planned at set(0), or after the second step
    when disk costs are measured (after the first with an event handler or a one-step run):
    "auto" resolved to the schedule it chose, costs resolved to what "auto" measured. Budgets are

@@ -3,7 +3,10 @@
 
 #include <memory>
 
-#include "rewind/engine/engine.hpp"
+#include "rewind/engine/engine_config.hpp"
+#include "rewind/engine/stats.hpp"
+#include "rewind/engine/stepper.hpp"
+#include "rewind/engine/stores.hpp"
 
 namespace rwd::engine::detail {
 

@@ -5,6 +5,7 @@
 
 #include "rewind/comm/agree.hpp"
 #include "rewind/engine/durable_log.hpp"
+#include "rewind/engine/recording.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine::detail {
@@ -121,13 +122,7 @@ class ResumableRun {
     }
     total.steps = first_sweep;
     // The durable states and adjoint states: disk traffic of their own.
-    total.disk.writes += io.writes;
-    total.disk.bytes_written += io.bytes_written;
-    total.disk.reads += io.reads;
-    total.disk.bytes_read += io.bytes_read;
-    total.disk.peak = std::max(total.disk.peak, io.peak);
-    total.disk.peak_bytes = std::max(total.disk.peak_bytes, io.peak_bytes);
-    total.io_seconds += io.seconds;
+    total.add_durable(io, io.seconds);
     total.schedule = "resumable(" + std::to_string(interval) + ", " + total.schedule + ")";
     // The manifest goes first: once the store closes, its file is gone.
     log_.finish();

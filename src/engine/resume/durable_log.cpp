@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <set>
 
 #include "resume_files.hpp"
@@ -389,17 +388,15 @@ struct DurableLog::Impl {
     publish();
     // Only now that no manifest lists them may their room in the file be reused.
     for (const Key& k : freed) store.erase(k);
-    std::int64_t bytes = 0;
-    for (const Field& f : fields) bytes += static_cast<std::int64_t>(f.data.size_bytes());
-    ++io_.writes;
-    io_.bytes_written += bytes;
-    held_[key] = bytes;
-    for (const Key& k : freed) held_.erase(k);
-    io_.live = static_cast<std::int64_t>(held_.size());
-    io_.live_bytes = 0;
-    for (const auto& [k, b] : held_) io_.live_bytes += b;
-    io_.peak = std::max(io_.peak, io_.live);
-    io_.peak_bytes = std::max(io_.peak_bytes, io_.live_bytes);
+    // The disk store counts what it holds, and holds only the durable states and adjoint states
+    // (a resumable run's intervals are planned in RAM).
+    const storage::StoreStats held = stores_->disk().stats();
+    io_.writes = held.writes;
+    io_.bytes_written = held.bytes_written;
+    io_.live = held.live;
+    io_.peak = held.peak_live;
+    io_.live_bytes = held.live_bytes;
+    io_.peak_bytes = held.peak_bytes;
     io_.seconds += seconds_since(t0);
   }
 
@@ -448,7 +445,6 @@ struct DurableLog::Impl {
   bool linked_ = false;
   Manifest now_, m_;
   DurableTraffic io_;
-  std::map<Key, std::int64_t> held_;            // bytes of what this run holds in its own file
   std::int64_t state_id_ = 0, adjoint_id_ = 0;  // their Key::recording
   int lock_fd_ = -1;                            // rank 0: the run's lock, held while it is live
   bool saved_any_ = false;                      // this run made a state or an adjoint state durable

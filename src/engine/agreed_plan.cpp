@@ -1,0 +1,96 @@
+#include "agreed_plan.hpp"
+
+#include <vector>
+
+#include "checkpoint_io.hpp"
+#include "rewind/comm/agree.hpp"
+#include "rewind/error.hpp"
+
+namespace rwd::engine {
+
+namespace detail {
+
+namespace {
+
+// The settings every rank must pass alike, each with its name for the message: the
+// recording's, and its stores' when it has them.
+std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresConfig* st) {
+  using comm::setting_hash;
+  const auto& p = c.params;
+  const SettingNames& n = c.names;
+  std::uint64_t costs = setting_hash(p.step_cost.size());
+  for (double v : p.step_cost) costs = comm::setting_hash(&v, sizeof v, costs);
+  for (double v : p.state_bytes) costs = comm::setting_hash(&v, sizeof v, costs);
+  std::vector<comm::Setting> out = {{n.schedule, setting_hash(c.schedule)},
+                                    {n.steps, setting_hash(p.steps)},
+                                    {n.ram, setting_hash(p.ram)},
+                                    {n.disk, setting_hash(p.disk)},
+                                    {"the disk write cost", setting_hash(p.write_cost)},
+                                    {"the disk read cost", setting_hash(p.read_cost)},
+                                    {"the period", setting_hash(p.period)},
+                                    {n.ram_bytes, setting_hash(c.ram_bytes)},
+                                    {"the slot size", setting_hash(c.slot_size)},
+                                    {n.no_pullback, setting_hash(c.pullback_checkpoints)},
+                                    {"RecordingConfig::max_steps", setting_hash(c.max_steps)},
+                                    {"RecordingConfig::verify", setting_hash(c.verify)},
+                                    {"the step costs and sizes", costs}};
+  if (st) {
+    out.insert(out.end(), {{"StoresConfig::ram", setting_hash(st->ram)},
+                           {"StoresConfig::ram_bytes", setting_hash(st->ram_bytes)},
+                           {"StoresConfig::disk", setting_hash(st->disk)},
+                           {n.directory, setting_hash(st->store.directory)},
+                           {"StoreConfig::label", setting_hash(st->store.label)},
+                           {"StoreConfig::keep_files", setting_hash(st->store.keep_files)},
+                           {n.async_io, setting_hash(st->store.async_io)},
+                           {n.max_staged_bytes, setting_hash(st->store.max_staged_bytes)},
+                           {"StoresConfig::ram_store", setting_hash(st->ram_store)},
+                           {"StoresConfig::disk_store", setting_hash(st->disk_store)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::size_t variables_of(Stepper& s) {
+  const std::size_t n = s.state().size();
+  require(n > 0, "recording: the stepper declares no state variables (Stepper::state())");
+  return n;
+}
+
+CheckpointSizes agreed_sizes(Stepper& stepper, record::RestartSets& sets, MPI_Comm comm,
+                             const RecordingConfig& config, const StoresConfig* stores) {
+  comm::agree_settings(comm, settings_of(config, stores));
+  const std::vector<Field> state = stepper.state();
+  const std::uint64_t local[3] = {
+      static_cast<std::uint64_t>(bytes_of(select(state, sets.written()))),
+      static_cast<std::uint64_t>(bytes_of(stepper.pullback())),
+      static_cast<std::uint64_t>(bytes_of(state))};
+  std::uint64_t largest[3] = {0, 0, 0};
+  comm::mpi_check(MPI_Allreduce(local, largest, 3, MPI_UINT64_T, MPI_MAX, comm),
+                  "MPI_Allreduce (checkpoint sizes)");
+  return {static_cast<std::int64_t>(largest[0]), static_cast<std::int64_t>(largest[1]),
+          static_cast<std::int64_t>(largest[2])};
+}
+
+record::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
+  return record::RestartSets(
+      variables_of(s), [&s](Step i) { return s.access(i); },
+      record::Horizon{c.params.steps, c.max_steps, 64});
+}
+
+}  // namespace detail
+
+Claim claim_of(const Plan& plan) {
+  Claim c;
+  c.ram = plan.params.ram;
+  c.ram_bytes = plan.ram_bytes_bound;
+  c.disk = plan.params.disk;
+  return c;
+}
+
+Plan plan_for(Stepper& stepper, MPI_Comm comm, const RecordingConfig& config) {
+  record::RestartSets sets = detail::restart_sets(stepper, config);
+  return plan_recording(config, detail::agreed_sizes(stepper, sets, comm, config, nullptr));
+}
+
+}  // namespace rwd::engine

@@ -1,0 +1,125 @@
+#include "reverse_sweep.hpp"
+
+#include <variant>
+
+#include "rewind/error.hpp"
+
+namespace rwd::engine::detail {
+
+void ReverseSweep::begin_reverse() {
+  if (phase == Phase::Reversing) return;
+  if (phase != Phase::Recorded && phase != Phase::Parked) {
+    throw Error(ErrorCode::InvalidArgument, std::string("recording: the reverse sweep needs a "
+                                                        "finished first sweep; the recording "
+                                                        "is '") +
+                                                to_string(phase) + "'");
+  }
+  require_buffers("the reverse sweep");
+  stores->collect();
+  take_stepper();
+  if (phase == Phase::Parked) {
+    unpark();
+  } else if (!thinned) {
+    stores->claim(id, reverse_claim());  // a spilled recording needs its RAM again
+  }
+  phase = Phase::Reversing;
+  if (work_lost && !thinned) rebuild();
+}
+
+void ReverseSweep::prepare_adjoint(Step i) {
+  if (phase != Phase::Reversing) begin_reverse();
+  require_buffers("prepare_adjoint()");
+  if (i != next_adjoint()) {
+    throw Error(ErrorCode::InvalidArgument,
+                "the adjoint of step " + std::to_string(i) + " was requested, but step " +
+                    std::to_string(next_adjoint()) + " is next (adjoint steps run n-1 down to 0)");
+  }
+  if (thinned) {
+    if (i == steps - 1 && tail_kept) {
+      reverse = schedule::Reverse{steps, i, true};
+    } else {
+      replan(i + 1);
+    }
+  }
+  if (i < served_below) reverse = schedule::Reverse{i + 1, i, true};  // its data was kept
+  while (!reverse) {
+    const Action a = next_action();
+    if (const auto* f = std::get_if<schedule::Forward>(&a)) {
+      recompute(*f);
+      settle_check();
+    } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
+      if (r->n1 != i + 1)
+        broken("reverses from " + std::to_string(r->n1) + " while step " + std::to_string(i) +
+               " is next");
+      reverse = *r;
+    } else if (!transfer_action(a)) {
+      broken("ends before the adjoint of step " + std::to_string(i));
+    }
+  }
+  if (io->record().work_pullback() != i) {
+    const Key k = key(i, Kind::Pullback);
+    const auto level = io->record().cheapest(k);
+    if (!level) broken("reverses step " + std::to_string(i) + " without its pullback data");
+    io->get(k, *level, stepper().pullback());
+  }
+}
+
+void ReverseSweep::adjoint_done(Step i) {
+  require_phase(Phase::Reversing, "adjoint_done()");
+  if (!reverse || i != next_adjoint())
+    broken("adjoint step " + std::to_string(i) + " was not prepared");
+  if (i > reverse->n0 && stores->disk_if_open())
+    io->prefetch(key(i - detail::ActionStream::kPrefetchSteps, Kind::Pullback));
+  ++stats.adjoint_steps;
+  if (reverse->clear_pullback) {
+    const Key k = key(i, Kind::Pullback);
+    for (Level l : {Level::Ram, Level::Disk}) {
+      if (io->record().find(k, l)) io->erase(k, l);
+    }
+    if (io->record().work_pullback() == i) io->record().set_work_pullback(std::nullopt);
+  }
+  adjoint_position = i;
+  if (i == reverse->n0) {
+    reverse.reset();
+    position.reset();
+  }
+}
+
+Step ReverseSweep::next_adjoint() const {
+  return adjoint_position.value_or(steps) - 1;
+}
+
+RunStats ReverseSweep::finish() {
+  require_phase(Phase::Reversing, "finish()");
+  if (next_adjoint() != -1) broken("finished before the adjoint of step 0");
+  while (true) {
+    const Action a = next_action();
+    if (std::holds_alternative<schedule::EndReverse>(a)) break;
+    if (!transfer_action(a)) broken("acts after the last adjoint step");
+  }
+  if (!io->record().empty()) {
+    broken("left " + std::to_string(io->record().held().size()) +
+           " checkpoints stored after EndReverse");
+  }
+  phase = Phase::Done;
+  stores->release(id);
+  release_stepper();
+  stats.io_overlap_seconds = stores->io_overlap_seconds() - overlap_at_start;
+  const PrefetchStats p = stores->prefetch_stats();
+  stats.prefetch = {p.hits - prefetch_at_start.hits, p.late - prefetch_at_start.late,
+                    p.skipped - prefetch_at_start.skipped};
+  stats.verify_seconds = check.seconds();
+  stats.total_seconds = seconds_since(started);
+  return current_stats();
+}
+
+RunStats ReverseSweep::current_stats() const {
+  RunStats out = stats;
+  out.io_seconds = io->seconds();
+  out.verify_seconds = check.seconds();
+  out.ram = io->record().traffic(Level::Ram);
+  out.disk = io->record().traffic(Level::Disk);
+  return out;
+}
+
+}  // namespace rwd::engine::detail

@@ -1,0 +1,21 @@
+#pragma once
+// A recording's reverse sweep: un-parking, then for each adjoint step the restores and
+// recomputations the schedule asks for, the step's pullback data in the stepper's buffers, the
+// checkpoints it frees, the disk reads started ahead; the statistics at the end.
+
+#include "parking.hpp"
+
+namespace rwd::engine::detail {
+
+struct ReverseSweep : Parking {
+  using Parking::Parking;
+
+  void begin_reverse();
+  void prepare_adjoint(Step i);
+  void adjoint_done(Step i);
+  Step next_adjoint() const;
+  RunStats finish();
+  RunStats current_stats() const;
+};
+
+}  // namespace rwd::engine::detail

@@ -1,0 +1,178 @@
+#include "sweeps.hpp"
+
+#include <mpi.h>
+
+#include <variant>
+
+#include "rewind/comm/agree.hpp"
+#include "rewind/error.hpp"
+
+namespace rwd::engine::detail {
+
+bool Sweeps::finished_everywhere(Step i) {
+  const int mine = stepper().finished(i) ? 1 : 0;
+  int answers[2] = {mine, -mine}, extremes[2] = {0, 0};
+  comm::mpi_check(MPI_Allreduce(answers, extremes, 2, MPI_INT, MPI_MAX, stores->comm()),
+                  "MPI_Allreduce (Stepper::finished)");
+  if (extremes[0] != -extremes[1]) {
+    throw Error(ErrorCode::InvalidArgument,
+                "Stepper::finished(" + std::to_string(i) +
+                    ") answered differently on different ranks; every rank must give the same "
+                    "answer (decide it from values every rank shares)");
+  }
+  return mine == 1;
+}
+
+void Sweeps::transfer(Step n, Level from, Level to, bool move) {
+  const Key k = key(n, Kind::Restart);
+  if (from == Level::Work) {
+    if (position != n) broken("stores x_" + std::to_string(n) + " but it is not the working state");
+    if (to == Level::Ram || to == Level::Disk) put_restart(n, to);
+    if (move) position.reset();
+    return;
+  }
+  const auto* entry = io->record().find(k, from);
+  if (!entry) {
+    broken("reads " + storage::to_string(k) + " from " + schedule::to_string(from) +
+           " where it is not held");
+  }
+  if (to == Level::Work) {
+    if (phase == Phase::Recording) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "schedule '" + plan.schedule +
+                      "' restores a checkpoint during the first sweep, which a host that owns "
+                      "the time loop cannot do; choose another schedule");
+    }
+    io->get(k, from, select(stepper().state(), entry->variables));
+    position = n;
+  } else if (to == Level::Ram || to == Level::Disk) {
+    io->copy(k, from, to);
+  }
+  if (move) io->erase(k, from);
+}
+
+bool Sweeps::transfer_action(const Action& a) {
+  if (const auto* c = std::get_if<schedule::Copy>(&a)) {
+    transfer(c->n, c->from, c->to, false);
+    return true;
+  }
+  if (const auto* m = std::get_if<schedule::Move>(&a)) {
+    transfer(m->n, m->from, m->to, true);
+    return true;
+  }
+  return false;
+}
+
+void Sweeps::pull_first_sweep() {
+  while (true) {
+    const Action a = next_action();
+    if (const auto* f = std::get_if<schedule::Forward>(&a)) {
+      if (f->n0 != position) {
+        broken("the first sweep jumps from x_" + std::to_string(position.value_or(-1)) + " to x_" +
+               std::to_string(f->n0));
+      }
+      if (f->write_restart) put_restart(f->n0, f->level);
+      forward = *f;
+      return;
+    }
+    if (std::holds_alternative<schedule::EndForward>(a)) {
+      end_forward_seen = true;
+      return;
+    }
+    if (!transfer_action(a)) broken("reverses before the first sweep ended");
+  }
+}
+
+bool Sweeps::record_wanted(Step i) const {
+  if (!forward || !forward->write_pullback) return false;
+  return forward->level != Level::Work || i == forward->n1 - 1 || steps == 0;
+}
+
+void Sweeps::forward_step_done(Step i, bool last) {
+  require_phase(Phase::Recording, "forward_step_done()");
+  require_buffers("forward_step_done()");
+  if (config.max_steps > 0 && i + 1 > config.max_steps) {
+    throw Error(ErrorCode::InvalidArgument,
+                "recording: step " + std::to_string(i) +
+                    " was taken, but RecordingConfig::"
+                    "max_steps says the run cannot pass " +
+                    std::to_string(config.max_steps) +
+                    " steps (its restart sets were computed for that bound); raise max_steps or "
+                    "leave it 0");
+  }
+  if (!forward || position != i) {
+    throw Error(ErrorCode::InvalidArgument, "schedule '" + plan.schedule + "' was planned for " +
+                                                std::to_string(steps) + " steps, but step " +
+                                                std::to_string(i + 1) +
+                                                " was taken; give the exact step count (" +
+                                                config.names.steps + ") or use an online schedule");
+  }
+  record_pullback(i, *forward);
+  ++stats.forward_steps;
+  position = i + 1;
+  remember(i + 1);
+  stream.schedule().observe_step(i, schedule::step_cost(plan.params, i),
+                                 schedule::state_bytes(plan.params, i + 1));
+  if (*position == forward->n1) {
+    forward.reset();
+    // After the last step the schedule learns the step count first (end_forward), as an
+    // online schedule needs; otherwise the next action is due now, while the host still holds
+    // x_{i+1} (it may have to be stored).
+    if (!last) pull_first_sweep();
+  }
+}
+
+void Sweeps::end_forward(Step n) {
+  require_phase(Phase::Recording, "end_forward()");
+  if (position != n)
+    broken("end of the first sweep at x_" + std::to_string(n) + " reported at x_" +
+           std::to_string(position.value_or(-1)));
+  if (steps == 0) {
+    require(n >= 1, "an adjoint run needs at least one step");
+    steps = n;
+    sets.set_steps(n);
+    stream.schedule().finalize(n);
+    forward.reset();
+    if (!end_forward_seen) pull_first_sweep();
+  } else if (n != steps) {
+    throw Error(ErrorCode::InvalidArgument,
+                "schedule '" + plan.schedule + "' was planned for " + std::to_string(steps) +
+                    " steps, but the forward run ended after " + std::to_string(n) +
+                    "; give the exact step count (" + config.names.steps +
+                    ") or use an online schedule");
+  } else {
+    // An online schedule used with a known step count still learns it here, as it would
+    // from any driver (the simulator does the same).
+    if (stream.schedule().online()) {
+      stream.schedule().finalize(n);
+      forward.reset();
+    }
+    if (!end_forward_seen && !forward) pull_first_sweep();
+  }
+  if (!end_forward_seen) broken("no EndForward at x_" + std::to_string(n));
+  phase = Phase::Recorded;
+  stats.steps = n;
+  // Until its reverse, the recording needs only what it holds (the reverse claims its budget
+  // again).
+  stores->claim(id, held_claim());
+}
+
+void Sweeps::recompute(const schedule::Forward& f) {
+  if (position != f.n0) {
+    broken("forward from x_" + std::to_string(f.n0) + " but the working state is " +
+           (position ? "x_" + std::to_string(*position) : std::string("not valid")));
+  }
+  if (f.write_restart) put_restart(f.n0, f.level);
+  for (Step i = f.n0; i < f.n1; ++i) {
+    const bool want = f.write_pullback && (f.level != Level::Work || i == f.n1 - 1);
+    const auto t0 = SteadyClock::now();
+    stepper().forward(i, StepContext{.record = want, .recompute = true});
+    stats.recompute_seconds += seconds_since(t0);
+    ++stats.forward_steps;
+    position = i + 1;
+    compare(i + 1);
+    if (want) record_pullback(i, f);
+  }
+}
+
+}  // namespace rwd::engine::detail

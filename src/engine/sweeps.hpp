@@ -1,0 +1,26 @@
+#pragma once
+// A recording's sweeps over the stepper: the first sweep as the host reports its steps (pull)
+// or as the recording drives them, the end of the first sweep, recomputing steps from a restored
+// state, and the schedule's copies and moves of checkpoints between levels.
+
+#include "recording_state.hpp"
+
+namespace rwd::engine::detail {
+
+struct Sweeps : RecordingState {
+  using RecordingState::RecordingState;
+
+  // An online run's end, agreed: every rank must say the same (a rank that stopped alone would
+  // leave the others waiting in the next collective call).
+  bool finished_everywhere(Step i);
+  void transfer(Step n, Level from, Level to, bool move);
+  bool transfer_action(const Action& a);
+  // Pulls actions until a Forward from the current position is open, or EndForward.
+  void pull_first_sweep();
+  bool record_wanted(Step i) const;
+  void forward_step_done(Step i, bool last);
+  void end_forward(Step n);
+  void recompute(const schedule::Forward& f);
+};
+
+}  // namespace rwd::engine::detail
