@@ -45,41 +45,17 @@ bool first_same_as_last(TS ts) {
   return fsal == PETSC_TRUE;
 }
 
-bool same_stores(const engine::StoresConfig& a, const engine::StoresConfig& b) {
-  return a.store.comm == b.store.comm && a.store.directory == b.store.directory &&
-         a.store.keep_files == b.store.keep_files && a.store.label == b.store.label &&
-         a.store.async_io == b.store.async_io &&
-         a.store.max_staged_bytes == b.store.max_staged_bytes && a.ram == b.ram &&
-         a.ram_bytes == b.ram_bytes && a.disk == b.disk;
-}
-
 // Whether `free` (less `extra`) still holds half of every limited level of `capacity`: a new
 // segment planned with less would recompute far more than rerunning an earlier segment costs.
-bool roomy(const engine::StoresConfig& capacity, const engine::Claim& free,
-           const engine::Claim& extra) {
-  using schedule::kUnlimited;
-  if (capacity.ram != kUnlimited && 2 * (free.ram - extra.ram) < capacity.ram) return false;
-  if (capacity.ram_bytes > 0 && 2 * (free.ram_bytes - extra.ram_bytes) < capacity.ram_bytes)
-    return false;
-  if (capacity.disk != kUnlimited && 2 * (free.disk - extra.disk) < capacity.disk) return false;
-  return true;
-}
-
-// What a user can do when segments fill the budget.
-const std::string kRoomAdvice =
-    "Until its adjoint, each segment keeps at least 2 checkpoints (its first state and its last "
-    "step's data; a segment planned as store-all keeps all of them): raise "
-    "-ts_trajectory_max_cps_ram, or give disk checkpoints (-ts_trajectory_max_cps_disk with "
-    "-ts_trajectory_dirname), where segments spill to";
-
-std::string count(std::int64_t n) {
-  return n == schedule::kUnlimited ? std::string("unlimited") : std::to_string(n);
-}
 
 }  // namespace
 
 SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
-    : tj_(tj), ts_(ts), carry_(carry) {
+    : tj_(tj),
+      ts_(ts),
+      carry_(carry),
+      stepper_(std::make_unique<TsStepper>(ts, log_, first_same_as_last(ts))),
+      segments_(carry, *stepper_, log_) {
   if (!detail::adjoint_mode(tj)) {
     throw Error(ErrorCode::InvalidArgument,
                 "-ts_trajectory_type rewind serves adjoint solves only; use -ts_trajectory_type "
@@ -107,7 +83,6 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
   carry_.report.kept_file.clear();  // an earlier run's, until this one keeps its own
   log_.times.assign(1, t0);
   log_.proposed.assign(1, detail::proposed_step(ts));
-  stepper_ = std::make_unique<TsStepper>(ts, log_, first_same_as_last(ts));
   hook_steps(ts);
   take_attempts(ts);
   set_before_step(ts, [this] { before_step(); });
@@ -120,7 +95,7 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
     return;
   }
   note_killed_run();
-  segments_.emplace_back();
+  segments_.add(0);
   // Measured disk costs are in units of a step: with no step timed yet, keep x_0 aside and
   // plan once a step has been timed (plan_when_timed()).
   if (o.auto_costs() && o.max_cps_disk != 0 && carry_.step_seconds <= 0) {
@@ -134,14 +109,6 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
 SolveRun::~SolveRun() {
   set_before_step(ts_, nullptr);
   VecDestroy(&x0_);
-}
-
-engine::Stores& SolveRun::stores_for(const engine::StoresConfig& config) {
-  if (!carry_.shared_stores && (!carry_.stores || !same_stores(carry_.stores_config, config))) {
-    carry_.stores = std::make_shared<engine::Stores>(config);
-    carry_.stores_config = config;
-  }
-  return *carry_.stores;
 }
 
 void SolveRun::plan(Segment& segment) {
@@ -166,52 +133,12 @@ void SolveRun::plan(Segment& segment) {
       make_run_config(tj_, ts_, options, steps,
                       {worst, from_last_run ? "mean step of the last run" : timed_step_.source});
   if (durable_) config.recording.params.disk = 0;
-  // A segment is planned with what the segments before it leave of the budget (they keep what
-  // their reverse needs; see docs/petsc.md, "Events and runs in segments").
-  engine::Stores& stores = stores_for(config.stores);
-  if (first && !carry_.shared_stores) {  // the peaks the view reports are this run's
-    stores.ram().reset_peaks();
-    if (storage::Store* disk = stores.disk_if_open()) disk->reset_peaks();
-  }
-  const engine::Claim free = stores.available(0);
-  schedule::ScheduleParams& p = config.recording.params;
-  if (free.ram != schedule::kUnlimited) p.ram = std::min(p.ram, free.ram);
-  if (free.disk != schedule::kUnlimited) {
-    p.disk = p.disk == schedule::kUnlimited ? free.disk : std::min(p.disk, free.disk);
-  }
-  if (free.ram_bytes > 0)
-    config.recording.ram_bytes = std::min(config.recording.ram_bytes, free.ram_bytes);
-  stepper_->set_first(segment.first);
-  REWIND_PETSC(PetscLogEventBegin(log_events().plan, 0, 0, 0, 0));
-  try {
-    segment.recording =
-        std::make_unique<engine::Recording>(*stepper_, carry_.stores, config.recording);
-  } catch (const Error& e) {
-    PetscLogEventEnd(log_events().plan, 0, 0, 0, 0);
-    if (first || e.code() != ErrorCode::InvalidArgument) throw;
-    throw Error(e.code(), segment_note(segment.first) + " is planned with what the " +
-                              std::to_string(segments_.size() - 1) +
-                              " segment(s) before it leave of the budget: " + count(p.ram) +
-                              " RAM and " + count(p.disk) + " disk checkpoints, too few. " +
-                              kRoomAdvice + " (" + e.what() + ")");
-  }
-  REWIND_PETSC(PetscLogEventEnd(log_events().plan, 0, 0, 0, 0));
-  // Kept only once the recording exists, so a failed plan leaves the last run's report intact.
-  if (first) {
-    carry_.report.planned = true;
-    carry_.report.plan = segment.recording->plan();
-    carry_.report.config = config.recording;
-    carry_.report.cost_note = config.cost_note;
-    carry_.report.costs_measured = config.costs_measured;
-  }
+  segments_.plan(segment, std::move(config));
 }
 
 void SolveRun::start_segment(PetscInt first) {
-  make_room({}, nullptr);
-  Segment segment;
-  segment.first = first;
-  segments_.push_back(std::move(segment));
-  plan(segments_.back());
+  segments_.make_room({}, nullptr);
+  plan(segments_.add(first));
 }
 
 void SolveRun::before_step() {
@@ -252,82 +179,6 @@ void SolveRun::before_step() {
   }
   log_.proposed.set_back(detail::proposed_step(ts_));
   start_segment(last_set_);
-}
-
-void SolveRun::end_segment(PetscInt at, bool park) {
-  Segment& s = segments_.back();
-  if (s.ended) return;
-  s.ended = true;
-  if (!s.recording) return;
-  if (at == s.first) {  // no step of its own
-    s.recording.reset();
-    return;
-  }
-  s.recording->end_forward(at - s.first);
-  if (!park) return;
-  // Parked whole when that leaves half of the budget to the segments after it; otherwise thinned
-  // first (x_0 and the last step's data kept, the rest planned again in its reverse), and room
-  // made by thinning or spilling the segments before it.
-  engine::Stores& stores = *carry_.stores;
-  engine::Recording& r = *s.recording;
-  if (!carry_.shared_stores && !roomy(stores.config(), stores.available(0), park_growth(r))) {
-    try {
-      r.thin(false);
-      ++thinned_;
-    } catch (const Error&) {
-      // Its schedule kept no restart checkpoint of its first state (storeall): it stays whole.
-    }
-    make_room(park_growth(r), &s);
-  }
-  try {
-    r.park();
-  } catch (const Error& e) {
-    throw Error(e.code(), segment_note(s.first) + " ends at step " + std::to_string(at) +
-                              " (an event) and keeps its first state and its last step's data "
-                              "until its adjoint, but the budget has no room left for them. " +
-                              kRoomAdvice + " (" + e.what() + ")");
-  }
-}
-
-engine::Claim SolveRun::park_growth(const engine::Recording& r) {
-  const engine::Claim held = r.claim();
-  engine::Claim grows = r.park_claim();
-  grows.ram -= held.ram;
-  grows.ram_bytes -= held.ram_bytes;
-  grows.disk -= held.disk;
-  return grows;
-}
-
-std::string SolveRun::segment_note(PetscInt first) const {
-  const auto k = static_cast<std::size_t>(first);
-  char t[32];
-  std::snprintf(t, sizeof t, "%g", static_cast<double>(log_.times[k]));
-  return "rewind: this run is planned in segments (an event or a continued TSSolve changes the "
-         "model; docs/petsc.md, \"Events and runs in segments\"); the segment from step " +
-         std::to_string(first) + " (t = " + t + ")";
-}
-
-void SolveRun::make_room(const engine::Claim& extra, const Segment* keep) {
-  if (carry_.shared_stores) return;
-  engine::Stores& stores = *carry_.stores;
-  // The ended segments waiting for their reverse, oldest first: thinned first (a thinned segment
-  // costs its steps once more in the reverse), then spilled to the disk where its budget has
-  // room (engine/room.hpp).
-  std::vector<engine::HeldRecording> held;
-  for (std::size_t j = 0; j < segments_.size(); ++j) {
-    const Segment& s = segments_[j];
-    if (&s == keep || !s.recording || !s.ended || s.done) continue;
-    const engine::Phase phase = s.recording->phase();
-    if (phase != engine::Phase::Recorded && phase != engine::Phase::Parked) continue;
-    const auto n = static_cast<std::int64_t>(j);
-    held.push_back({n, s.recording.get(), n, s.recording->steps(), false});
-  }
-  engine::RoomHooks hooks;
-  hooks.thinned = [this](std::int64_t) { ++thinned_; };
-  static constexpr engine::RoomStep kSteps[] = {engine::RoomStep::Thin, engine::RoomStep::Spill};
-  engine::make_room(
-      stores, held, kSteps, [&] { return roomy(stores.config(), stores.available(0), extra); },
-      hooks);
 }
 
 bool SolveRun::plan_when_timed(PetscInt stepnum, double step_seconds) {
@@ -418,7 +269,7 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     // is last is known only at the end, so each interval is, and its recording dropped at the
     // next boundary (the interval is taken again from its durable state in the reverse sweep).
     if (!last && durable_->adaptive() && stepnum % durable_->interval() == 0) {
-      segments_.pop_back();
+      segments_.drop_last();
       start_segment(stepnum);
     } else if (!last && !durable_->adaptive() &&
                stepnum == durable_->interval_start(durable_->steps() - 1)) {
@@ -431,12 +282,12 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     // ended one keeps its last step's data (the adjoint needs it before it changes the model
     // back).
     events_seen_ = events;
-    end_segment(stepnum, true);
+    segments_.end(stepnum, true);
     if (!last) start_segment(stepnum);
   }
   last_set_time_ = std::chrono::steady_clock::now();  // checkpoint time is not step time
   if (last) {
-    end_segment(stepnum, false);
+    segments_.end(stepnum, false);
     // Another TSSolve may continue this run and move the TS past its final state and last
     // stages; a recording that could not recompute them keeps them now.
     Segment& s = segments_.back();
@@ -448,7 +299,7 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
         // Nothing is lost yet: the TS still holds them for a TSAdjointSolve. Only a TSSolve
         // that continues the run would lose them (before_step()).
         unkept_.emplace(e.code(),
-                        segment_note(s.first) +
+                        segments_.note(s.first) +
                             " ended with a TSSolve that another TSSolve continues; its schedule (" +
                             s.recording->plan().schedule +
                             ") keeps no state to recompute its last step from, so its final "
@@ -460,19 +311,6 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
     forward_ended_ = true;
     carry_.step_seconds = step_seconds_sum_ / static_cast<double>(step_seconds_count_);
   }
-}
-
-std::optional<std::size_t> SolveRun::find_segment(PetscInt i) const {
-  for (std::size_t j = segments_.size(); j-- > 0;) {
-    const Segment& s = segments_[j];
-    if (s.recording && i >= s.first && i < s.first + s.recording->steps()) return j;
-  }
-  return std::nullopt;
-}
-
-std::size_t SolveRun::segment_of(PetscInt i) const {
-  if (const std::optional<std::size_t> j = find_segment(i)) return *j;
-  throw Error(ErrorCode::Internal, "rewind: no segment holds step " + std::to_string(i));
 }
 
 void SolveRun::complete_prepared() {
@@ -504,7 +342,7 @@ void SolveRun::get(PetscInt stepnum, PetscReal* t) {
                 "rewind: TSTrajectoryGet without a recorded forward run (call TSSolve first)");
   }
   if (!forward_ended_) {
-    end_segment(last_set_, false);
+    segments_.end(last_set_, false);
     forward_ended_ = true;
   }
   require(stepnum >= 1 && stepnum <= last_set_, "rewind: TSTrajectoryGet for step " +
@@ -512,7 +350,7 @@ void SolveRun::get(PetscInt stepnum, PetscReal* t) {
                                                     std::to_string(last_set_));
   const PetscInt i = stepnum - 1;
   complete_prepared();
-  const std::size_t j = segment_of(i);
+  const std::size_t j = segments_.of(i);
   Segment& s = segments_[j];
   stepper_->set_first(s.first);
   s.recording->prepare_adjoint(i - s.first);
@@ -548,7 +386,7 @@ bool SolveRun::finish() {
   r.replayed_rejections = log_.replayed_rejections;
   r.segments = static_cast<PetscInt>(segments_.size());
   r.events = events_seen_;
-  r.thinned = thinned_;
+  r.thinned = segments_.thinned();
   r.verify = carry_.options.verify == PETSC_TRUE;
   r.resume_interval = durable_ ? durable_->interval() : 0;
   r.resume_bound = durable_ && durable_->adaptive() ? durable_->steps() : 0;
@@ -622,7 +460,7 @@ void SolveRun::start_resumable() {
   }
   planned_ = n;
   RunConfig config = make_run_config(tj_, ts_, o, n, {0.0, "none"});
-  stores_for(config.stores);
+  segments_.stores_for(config.stores);
   durable_ = std::make_unique<ResumableSolve>(tj_, ts_, o, carry_.stores, *stepper_, log_, n);
   const ResumableSolve::From from = durable_->open();
   MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
@@ -684,7 +522,7 @@ void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
                     "TSAdjointSolve of every step");
   }
   if (!forward_ended_) {
-    end_segment(last_set_, false);
+    segments_.end(last_set_, false);
     forward_ended_ = true;
   }
   if (adjoint_pending_) {
@@ -712,18 +550,16 @@ void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
     s.recording.reset();
     if (s.first > 0) durable_->adjoint_reached(s.first);
   }
-  std::optional<std::size_t> j = find_segment(i);
+  std::optional<std::size_t> j = segments_.find(i);
   if (!j) {
     // The interval holding step i is recomputed from its durable state, and must reach the
     // first sweep's state at its end.
     const PetscInt a = durable_->interval_start(i);
     durable_->load_state(a);
-    Segment fresh;
-    fresh.first = a;
+    Segment& fresh = segments_.add(a);
     fresh.again = true;
     fresh.ended = true;
-    segments_.push_back(std::move(fresh));
-    plan(segments_.back());
+    plan(fresh);
     Segment& s = segments_.back();
     stepper_->set_first(a);
     s.recording->record();

@@ -35,6 +35,7 @@
 #include "rewind/engine/recording.hpp"
 #include "rewind/error.hpp"
 #include "run_config.hpp"
+#include "segments.hpp"
 #include "ts_stepper.hpp"
 
 namespace rwd::petsc {
@@ -108,29 +109,15 @@ class SolveRun {
   }
 
  private:
-  struct Segment {
-    PetscInt first = 0;  ///< the TS step number of the recording's x_0
-    std::unique_ptr<engine::Recording> recording;
-    bool ended = false;  ///< its first sweep ended
-    bool done = false;   ///< its reverse sweep ended
-    bool again = false;  ///< a resumable run's interval, recomputed from its durable state
-  };
-
   void plan(Segment& segment);
   /// set(stepnum) while planning waits for a timed step (x0_ held): holds the first step and
   /// returns true, or plans with `step_seconds` and hands the recording the held step.
   bool plan_when_timed(PetscInt stepnum, double step_seconds);
-  engine::Stores& stores_for(const engine::StoresConfig& config);
   /// A new segment from the state the TS holds at step `first`.
   void start_segment(PetscInt first);
   /// Before each first-sweep attempt at a step: a TSSolve that continues an ended run starts a
   /// segment from the state the program left in the TS.
   void before_step();
-  /// Ends the running segment's first sweep at state `at`; `park`: keep what the stepper holds.
-  void end_segment(PetscInt at, bool park);
-  /// The segment whose recording holds step i's data.
-  std::size_t segment_of(PetscInt i) const;
-  std::optional<std::size_t> find_segment(PetscInt i) const;
   // ---- a resumable run (-ts_trajectory_rewind_resume): one recording an interval -----------
   /// A run that is not resumable says so when the directory holds a killed resumable run's
   /// manifest (and leaves it alone).
@@ -143,25 +130,17 @@ class SolveRun {
   /// when the reverse sweep reaches it, and the adjoint is made durable at its first step.
   void get_resumable(PetscInt stepnum, PetscReal* t);
   void complete_prepared();
-  /// Thins ended segments (oldest first, not `keep`), then spills them, until the stores could
-  /// grant `extra` and still hold half of every limited level free.
-  void make_room(const engine::Claim& extra, const Segment* keep);
-  /// What parking `r` adds to its claim.
-  static engine::Claim park_growth(const engine::Recording& r);
-  /// "rewind: this run is planned in segments ...; the segment from step `first` (t = ...)".
-  std::string segment_note(PetscInt first) const;
 
   TSTrajectory tj_;
   TS ts_;
   Carry& carry_;
   StepLog log_;
   std::unique_ptr<TsStepper> stepper_;
-  std::vector<Segment> segments_;
+  Segments segments_;
   engine::RunStats total_;  // the finished segments'
   PetscInt planned_ = 0;    // steps of the first segment, counted at set(0); 0 = unknown
   PetscInt last_set_ = 0;
   PetscInt events_seen_ = 0;  // the event recorder's counter at the last set
-  PetscInt thinned_ = 0;
   bool forward_ended_ = false;
   // Why the last TSSolve's final state and last stages could not be kept: an error only if
   // another TSSolve continues the run.

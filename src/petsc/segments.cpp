@@ -1,0 +1,203 @@
+#include "segments.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "check.hpp"
+#include "log_events.hpp"
+#include "rewind/engine/room.hpp"
+#include "solve_run.hpp"
+
+namespace rwd::petsc {
+
+namespace {
+
+bool same_stores(const engine::StoresConfig& a, const engine::StoresConfig& b) {
+  return a.store.comm == b.store.comm && a.store.directory == b.store.directory &&
+         a.store.keep_files == b.store.keep_files && a.store.label == b.store.label &&
+         a.store.async_io == b.store.async_io &&
+         a.store.max_staged_bytes == b.store.max_staged_bytes && a.ram == b.ram &&
+         a.ram_bytes == b.ram_bytes && a.disk == b.disk;
+}
+
+// Whether `free` (less `extra`) still holds half of every limited level of `capacity`: a new
+// segment planned with less would recompute far more than rerunning an earlier segment costs.
+bool roomy(const engine::StoresConfig& capacity, const engine::Claim& free,
+           const engine::Claim& extra) {
+  using schedule::kUnlimited;
+  if (capacity.ram != kUnlimited && 2 * (free.ram - extra.ram) < capacity.ram) return false;
+  if (capacity.ram_bytes > 0 && 2 * (free.ram_bytes - extra.ram_bytes) < capacity.ram_bytes)
+    return false;
+  if (capacity.disk != kUnlimited && 2 * (free.disk - extra.disk) < capacity.disk) return false;
+  return true;
+}
+
+}  // namespace
+
+const std::string kRoomAdvice =
+    "Until its adjoint, each segment keeps at least 2 checkpoints (its first state and its last "
+    "step's data; a segment planned as store-all keeps all of them): raise "
+    "-ts_trajectory_max_cps_ram, or give disk checkpoints (-ts_trajectory_max_cps_disk with "
+    "-ts_trajectory_dirname), where segments spill to";
+
+namespace {
+
+std::string count(std::int64_t n) {
+  return n == schedule::kUnlimited ? std::string("unlimited") : std::to_string(n);
+}
+
+// What parking `r` adds to its claim.
+engine::Claim park_growth(const engine::Recording& r) {
+  const engine::Claim held = r.claim();
+  engine::Claim grows = r.park_claim();
+  grows.ram -= held.ram;
+  grows.ram_bytes -= held.ram_bytes;
+  grows.disk -= held.disk;
+  return grows;
+}
+
+}  // namespace
+
+Segments::Segments(Carry& carry, TsStepper& stepper, const StepLog& log)
+    : carry_(carry), stepper_(stepper), log_(log) {}
+
+Segment& Segments::add(PetscInt first) {
+  Segment segment;
+  segment.first = first;
+  list_.push_back(std::move(segment));
+  return list_.back();
+}
+
+engine::Stores& Segments::stores_for(const engine::StoresConfig& config) {
+  if (!carry_.shared_stores && (!carry_.stores || !same_stores(carry_.stores_config, config))) {
+    carry_.stores = std::make_shared<engine::Stores>(config);
+    carry_.stores_config = config;
+  }
+  return *carry_.stores;
+}
+
+void Segments::plan(Segment& segment, RunConfig config) {
+  const bool first = &segment == &list_.front();
+  // A segment is planned with what the segments before it leave of the budget (they keep what
+  // their reverse needs; see docs/petsc.md, "Events and runs in segments").
+  engine::Stores& stores = stores_for(config.stores);
+  if (first && !carry_.shared_stores) {  // the peaks the view reports are this run's
+    stores.ram().reset_peaks();
+    if (storage::Store* disk = stores.disk_if_open()) disk->reset_peaks();
+  }
+  const engine::Claim free = stores.available(0);
+  schedule::ScheduleParams& p = config.recording.params;
+  if (free.ram != schedule::kUnlimited) p.ram = std::min(p.ram, free.ram);
+  if (free.disk != schedule::kUnlimited) {
+    p.disk = p.disk == schedule::kUnlimited ? free.disk : std::min(p.disk, free.disk);
+  }
+  if (free.ram_bytes > 0)
+    config.recording.ram_bytes = std::min(config.recording.ram_bytes, free.ram_bytes);
+  stepper_.set_first(segment.first);
+  REWIND_PETSC(PetscLogEventBegin(log_events().plan, 0, 0, 0, 0));
+  try {
+    segment.recording =
+        std::make_unique<engine::Recording>(stepper_, carry_.stores, config.recording);
+  } catch (const Error& e) {
+    PetscLogEventEnd(log_events().plan, 0, 0, 0, 0);
+    if (first || e.code() != ErrorCode::InvalidArgument) throw;
+    throw Error(e.code(), note(segment.first) + " is planned with what the " +
+                              std::to_string(list_.size() - 1) +
+                              " segment(s) before it leave of the budget: " + count(p.ram) +
+                              " RAM and " + count(p.disk) + " disk checkpoints, too few. " +
+                              kRoomAdvice + " (" + e.what() + ")");
+  }
+  REWIND_PETSC(PetscLogEventEnd(log_events().plan, 0, 0, 0, 0));
+  // Kept only once the recording exists, so a failed plan leaves the last run's report intact.
+  if (first) {
+    carry_.report.planned = true;
+    carry_.report.plan = segment.recording->plan();
+    carry_.report.config = config.recording;
+    carry_.report.cost_note = config.cost_note;
+    carry_.report.costs_measured = config.costs_measured;
+  }
+}
+
+void Segments::end(PetscInt at, bool park) {
+  Segment& s = list_.back();
+  if (s.ended) return;
+  s.ended = true;
+  if (!s.recording) return;
+  if (at == s.first) {  // no step of its own
+    s.recording.reset();
+    return;
+  }
+  s.recording->end_forward(at - s.first);
+  if (!park) return;
+  // Parked whole when that leaves half of the budget to the segments after it; otherwise thinned
+  // first (x_0 and the last step's data kept, the rest planned again in its reverse), and room
+  // made by thinning or spilling the segments before it.
+  engine::Stores& stores = *carry_.stores;
+  engine::Recording& r = *s.recording;
+  if (!carry_.shared_stores && !roomy(stores.config(), stores.available(0), park_growth(r))) {
+    std::vector<engine::HeldRecording> self = {{0, &r, 0, r.steps(), false}};
+    engine::RoomHooks hooks;
+    hooks.thinned = [this](std::int64_t) { ++thinned_; };
+    static constexpr engine::RoomStep kThin[] = {engine::RoomStep::Thin};
+    engine::make_room(
+        stores, self, kThin,
+        [&] { return roomy(stores.config(), stores.available(0), park_growth(r)); }, hooks);
+    make_room(park_growth(r), &s);
+  }
+  try {
+    r.park();
+  } catch (const Error& e) {
+    throw Error(e.code(), note(s.first) + " ends at step " + std::to_string(at) +
+                              " (an event) and keeps its first state and its last step's data "
+                              "until its adjoint, but the budget has no room left for them. " +
+                              kRoomAdvice + " (" + e.what() + ")");
+  }
+}
+
+std::string Segments::note(PetscInt first) const {
+  const auto k = static_cast<std::size_t>(first);
+  char t[32];
+  std::snprintf(t, sizeof t, "%g", static_cast<double>(log_.times[k]));
+  return "rewind: this run is planned in segments (an event or a continued TSSolve changes the "
+         "model; docs/petsc.md, \"Events and runs in segments\"); the segment from step " +
+         std::to_string(first) + " (t = " + t + ")";
+}
+
+void Segments::make_room(const engine::Claim& extra, const Segment* keep) {
+  if (carry_.shared_stores) return;
+  engine::Stores& stores = *carry_.stores;
+  // The ended segments waiting for their reverse, oldest first: thinned first (a thinned segment
+  // costs its steps once more in the reverse), then spilled to the disk where its budget has
+  // room (engine/room.hpp).
+  std::vector<engine::HeldRecording> held;
+  for (std::size_t j = 0; j < list_.size(); ++j) {
+    const Segment& s = list_[j];
+    if (&s == keep || !s.recording || !s.ended || s.done) continue;
+    const engine::Phase phase = s.recording->phase();
+    if (phase != engine::Phase::Recorded && phase != engine::Phase::Parked) continue;
+    const auto n = static_cast<std::int64_t>(j);
+    held.push_back({n, s.recording.get(), n, s.recording->steps(), false});
+  }
+  engine::RoomHooks hooks;
+  hooks.thinned = [this](std::int64_t) { ++thinned_; };
+  static constexpr engine::RoomStep kSteps[] = {engine::RoomStep::Thin, engine::RoomStep::Spill};
+  engine::make_room(
+      stores, held, kSteps, [&] { return roomy(stores.config(), stores.available(0), extra); },
+      hooks);
+}
+
+std::optional<std::size_t> Segments::find(PetscInt i) const {
+  for (std::size_t j = list_.size(); j-- > 0;) {
+    const Segment& s = list_[j];
+    if (s.recording && i >= s.first && i < s.first + s.recording->steps()) return j;
+  }
+  return std::nullopt;
+}
+
+std::size_t Segments::of(PetscInt i) const {
+  if (const std::optional<std::size_t> j = find(i)) return *j;
+  throw Error(ErrorCode::Internal, "rewind: no segment holds step " + std::to_string(i));
+}
+
+}  // namespace rwd::petsc
