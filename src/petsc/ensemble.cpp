@@ -74,7 +74,8 @@ class TsTasks final : public ensemble::TaskRunner {
     TSTrajectoryRewindStats st;
     REWIND_PETSC(TSTrajectoryRewindGetStats(tj, &st));
     h.cost.steps = st.steps;
-    h.cost.forward_steps += st.forward_steps;
+    // This TS's first sweep was counted when solve() ran it.
+    h.cost.forward_steps += st.recomputed;
     h.cost.adjoint_steps = st.adjoint_steps;
     h.cost.ram_peak_bytes = trajectory(tj).carry.report.stats.ram.peak_bytes;
     h.cost.disk_bytes_written = trajectory(tj).carry.report.stats.disk.bytes_written;

@@ -288,8 +288,10 @@ bool check_backward(RewindEnsemble ens, const Context& c, PetscInt groups, Petsc
     if (budget >= 1 && budget < r.steps) ok = ok && r.recomputed > 0;
     if (r.group == group && group_rank == 0) {
       const TSTrajectoryRewindStats& t = c.counted[static_cast<std::size_t>(k)];
+      // Every forward step once: the trajectory's, and the first sweep of a TS that was cut.
       ok = ok && r.steps == t.steps && r.adjoint_steps == t.adjoint_steps &&
-           r.ram_peak_bytes == t.ram_peak_bytes;
+           r.ram_peak_bytes == t.ram_peak_bytes &&
+           r.forward_steps == t.forward_steps + (r.cut ? r.steps : 0);
     }
     ok = ok && json && std::strstr(json, json_entry(k, r).c_str()) != nullptr;
     spilled += r.spilled ? 1 : 0;
