@@ -59,7 +59,11 @@ TrajectoryReport trajectory_report(TSTrajectory tj, const SolveResult& run) {
   REWIND_APP_CALL(TSTrajectoryRewindGetStats(tj, &s));
   PetscReal times[4] = {s.io_seconds, s.io_hidden_seconds, s.recompute_seconds, 0};
   allreduce(times, 4, MPIU_REAL, MPI_MAX, comm);
-  allreduce(&s.bytes_written, 1, MPIU_REAL, MPI_SUM, comm);
+  PetscReal bytes[3] = {s.bytes_written, s.ram_peak_bytes, s.disk_peak_bytes};
+  allreduce(bytes, 3, MPIU_REAL, MPI_SUM, comm);
+  s.bytes_written = bytes[0];
+  s.ram_peak_bytes = bytes[1];  // the ranks' peaks added up
+  s.disk_peak_bytes = bytes[2];
   s.io_seconds = times[0];
   s.io_hidden_seconds = times[1];
   s.recompute_seconds = times[2];
