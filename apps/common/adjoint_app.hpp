@@ -13,14 +13,11 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>
-#include <vector>
+
+#include "grid.hpp"
+#include "handles.hpp"
 
 namespace rwd::apps {
-
-/// Throws rwd::Error if a PETSc call failed (PETSc has printed its error stack already).
-void check(PetscErrorCode ierr, const char* what);
-#define REWIND_APP_CALL(call) ::rwd::apps::check((call), #call)
 
 /// The checks and outputs every app offers: -taylor, -taylor_h, -taylor_points, -summary_json,
 /// -gradient_out.
@@ -38,75 +35,6 @@ PetscErrorCode read_check_options(PetscOptionItems* PetscOptionsObject, CheckOpt
 void validate(const CheckOptions& o);
 /// Writes `text` to the file `path` (the -summary_json file). Not collective.
 void write_summary(const char* path, const std::string& text);
-
-/// Owns one PETSc object and destroys it (ignoring errors) when it goes out of scope.
-template <typename T, PetscErrorCode (*Destroy)(T*)>
-class Owned {
- public:
-  Owned() = default;
-  explicit Owned(T x) : x_(x) {}
-  ~Owned() { reset(); }
-  Owned(Owned&& o) noexcept : x_(std::exchange(o.x_, nullptr)) {}
-  Owned& operator=(Owned&& o) noexcept {
-    if (this != &o) {
-      reset();
-      x_ = std::exchange(o.x_, nullptr);
-    }
-    return *this;
-  }
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-
-  operator T() const { return x_; }  // NOLINT: used where PETSc wants the handle
-  T get() const { return x_; }
-  /// For PETSc's create functions: destroys what is held and returns the slot.
-  T* out() {
-    reset();
-    return &x_;
-  }
-  void reset() {
-    if (x_) (void)Destroy(&x_);
-    x_ = nullptr;
-  }
-
- private:
-  T x_ = nullptr;
-};
-using OwnedVec = Owned<Vec, VecDestroy>;
-using OwnedMat = Owned<Mat, MatDestroy>;
-using OwnedDM = Owned<DM, DMDestroy>;
-
-/// The grid every app uses: a periodic DMDA on the unit square, n x n cells by default
-/// (-da_grid_x, -da_grid_y and the other -da_ options override), one dof, a 5-point stencil.
-/// Collective on `comm`.
-OwnedDM make_grid(PetscInt n, MPI_Comm comm = PETSC_COMM_WORLD);
-
-/// Writes fields of the DMDA `dm` to the HDF5 file `file` as 2D datasets in natural ordering,
-/// each named by its name, and the attributes `app` and `objective` on the first. Collective on
-/// the DM's communicator.
-void write_fields(const char* file, DM dm, const std::vector<std::pair<Vec, std::string>>& fields,
-                  const char* app, PetscReal objective);
-
-/// Read access, with ghost cells, to a global DMDA vector inside a PETSc callback:
-/// a[j][i] for i in [xs - 1, xs + xm], j in [ys - 1, ys + ym].
-struct Ghosted {
-  PetscErrorCode get(DM dm, Vec global);
-  PetscErrorCode restore();
-  DM dm = nullptr;
-  Vec local = nullptr;
-  const PetscScalar* const* a = nullptr;
-};
-
-/// Sets row (i, j) of a 5-point stencil matrix on a DMDA: v = {centre, east (i + 1), west,
-/// north (j + 1), south}. For PETSc callbacks.
-PetscErrorCode set_star_row(Mat A, PetscInt i, PetscInt j, const PetscScalar v[5]);
-
-/// Sets v(x, y) = f(x, y) at the cell centres of the DMDA `dm` (periodic unit square).
-void fill(DM dm, Vec v, const std::function<PetscReal(PetscReal x, PetscReal y)>& f);
-
-/// A smooth bump exp(-((x-x0)^2 + (y-y0)^2) / width^2) on the periodic unit square (distances
-/// wrap around).
-PetscReal bump(PetscReal x, PetscReal y, PetscReal x0, PetscReal y0, PetscReal width);
 
 /// One PDE adjoint problem on the grid make_grid() builds. Collective on PETSC_COMM_WORLD.
 class Problem {

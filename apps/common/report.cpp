@@ -264,9 +264,9 @@ std::string summary_json(const Report& r) {
     traj.str("disk_budget", tr.disk_budget).boolean("online", tr.online).str("dirname", tr.dirname);
     JsonObject ram, disk;
     ram.integer("writes", ll(s.ram_writes)).integer("reads", ll(s.ram_reads));
-    ram.integer("peak", ll(s.ram_peak));
+    ram.integer("peak", ll(s.ram_peak)).num("peak_bytes", s.ram_peak_bytes);
     disk.integer("writes", ll(s.disk_writes)).integer("reads", ll(s.disk_reads));
-    disk.integer("peak", ll(s.disk_peak));
+    disk.integer("peak", ll(s.disk_peak)).num("peak_bytes", s.disk_peak_bytes);
     traj.raw("ram", ram.done()).raw("disk", disk.done());
     traj.integer("forward_steps", ll(s.forward_steps)).integer("recomputed", ll(s.recomputed));
     traj.integer("adjoint_steps", ll(s.adjoint_steps)).num("bytes_written", s.bytes_written);

@@ -55,7 +55,8 @@ struct CheckpointEvent {
   std::string level;  ///< "ram" or "disk"
 };
 
-/// What the rewind trajectory did, reduced over the ranks (times: slowest rank; bytes: sum).
+/// What the rewind trajectory did, reduced over the ranks (times: slowest rank; bytes, peak
+/// bytes included: sum).
 struct TrajectoryReport {
   std::string type;         ///< "rewind", "memory", ...
   bool have_stats = false;  ///< rewind statistics are available

@@ -74,7 +74,8 @@ class TsTasks final : public ensemble::TaskRunner {
     TSTrajectoryRewindStats st;
     REWIND_PETSC(TSTrajectoryRewindGetStats(tj, &st));
     h.cost.steps = st.steps;
-    h.cost.forward_steps += st.forward_steps;
+    // This TS's first sweep was counted when solve() ran it.
+    h.cost.forward_steps += st.recomputed;
     h.cost.adjoint_steps = st.adjoint_steps;
     h.cost.ram_peak_bytes = trajectory(tj).carry.report.stats.ram.peak_bytes;
     h.cost.disk_bytes_written = trajectory(tj).carry.report.stats.disk.bytes_written;
@@ -192,6 +193,8 @@ struct _n_RewindEnsemble {
   void* ctx = nullptr;
   PetscInt output_size = -1, gradient_size = -1;
   PetscInt tasks = 0;
+  bool forward_done = false;   // a forward pass completed: its mapping can be read
+  bool backward_done = false;  // and the backward pass after it: the costs too
   std::unique_ptr<rwd::ensemble::Ensemble> ensemble;
   std::unique_ptr<rwd::petsc::TsTasks> runner;
   std::string report;
@@ -281,6 +284,7 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   c.assign = s.assign == "dynamic" ? rwd::ensemble::Assign::Dynamic : rwd::ensemble::Assign::Static;
   e->runner.reset();
   e->ensemble.reset();
+  e->forward_done = e->backward_done = false;
   PetscCallCXX(e->ensemble = std::make_unique<rwd::ensemble::Ensemble>(e->comm, c));
   PetscFunctionReturn(0);
 }
@@ -321,8 +325,10 @@ PetscErrorCode RewindEnsembleForward(RewindEnsemble e, PetscInt ntasks, PetscSca
   PetscCall(ready(e, "RewindEnsembleForward"));
   if (!e->runner) PetscCallCXX(make_runner(e));
   rwd::ensemble::Outputs out;
+  e->forward_done = e->backward_done = false;
   PetscCallCXX(out = e->ensemble->forward(ntasks, *e->runner));
   e->tasks = ntasks;
+  e->forward_done = true;
   if (y) {
     for (std::size_t i = 0; i < out.values.size(); ++i) y[i] = out.values[i];
   }
@@ -345,7 +351,70 @@ PetscErrorCode RewindEnsembleBackward(RewindEnsemble e, const PetscScalar ybar[]
   for (std::size_t i = 0; i < static_cast<std::size_t>(e->gradient_size); ++i) {
     g[i] = i < gradient.size() ? gradient[i] : 0.0;
   }
+  e->backward_done = true;
   PetscCallCXX(e->report = e->ensemble->report().json());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleGetStats(RewindEnsemble e, RewindEnsembleStats* out) {
+  PetscFunctionBegin;
+  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "RewindEnsembleGetStats: stats is NULL");
+  PetscCheck(e->forward_done, PETSC_COMM_SELF, PETSC_ERR_ORDER,
+             "RewindEnsembleGetStats: call RewindEnsembleForward() first");
+  rwd::ensemble::EnsembleReport r;
+  PetscCallCXX(r = e->ensemble->report());
+  *out = RewindEnsembleStats{};
+  out->tasks = (PetscInt)r.tasks;
+  out->groups = r.groups;
+  out->group_size = r.group_size;
+  out->forward_seconds = r.forward_seconds;
+  if (!e->backward_done) PetscFunctionReturn(0);
+  PetscMPIInt rank = 0;
+  PetscCallMPI(MPI_Comm_rank(e->comm, &rank));
+  out->reversed = PETSC_TRUE;
+  out->backward_seconds = r.backward_seconds;
+  out->cotangent_bytes = (PetscReal)r.backward_cotangent_bytes;
+  out->reduction_bytes = (PetscReal)r.backward_reduction_bytes;
+  for (const auto& m : r.mapping) {
+    out->spilled += m.cost.spilled ? 1 : 0;
+    out->cut += m.cost.cut ? 1 : 0;
+  }
+  if (static_cast<std::size_t>(rank) < r.peak_rss_bytes.size()) {
+    out->peak_rss_bytes = (PetscReal)r.peak_rss_bytes[static_cast<std::size_t>(rank)];
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleGetTaskRecord(RewindEnsemble e, PetscInt task,
+                                           RewindEnsembleTaskRecord* out) {
+  PetscFunctionBegin;
+  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL,
+             "RewindEnsembleGetTaskRecord: record is NULL");
+  PetscCheck(e->forward_done, PETSC_COMM_SELF, PETSC_ERR_ORDER,
+             "RewindEnsembleGetTaskRecord: call RewindEnsembleForward() first");
+  PetscCheck(task >= 0 && task < e->tasks, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "RewindEnsembleGetTaskRecord: task %" PetscInt_FMT
+             " is not one of the last forward pass's %" PetscInt_FMT " tasks",
+             task, e->tasks);
+  const rwd::ensemble::TaskRecord& m = e->ensemble->mapping()[static_cast<std::size_t>(task)];
+  *out = RewindEnsembleTaskRecord{};
+  out->group = m.group;
+  out->position = m.position;
+  out->forward_begin = m.forward_begin;
+  out->forward_end = m.forward_end;
+  if (!e->backward_done) PetscFunctionReturn(0);
+  const rwd::ensemble::TaskCost& c = m.cost;
+  out->reversed = PETSC_TRUE;
+  out->backward_begin = m.backward_begin;
+  out->backward_end = m.backward_end;
+  out->steps = (PetscInt)c.steps;
+  out->forward_steps = (PetscInt)c.forward_steps;
+  out->recomputed = (PetscInt)(c.forward_steps - c.steps);
+  out->adjoint_steps = (PetscInt)c.adjoint_steps;
+  out->ram_peak_bytes = (PetscReal)c.ram_peak_bytes;
+  out->disk_bytes_written = (PetscReal)c.disk_bytes_written;
+  out->spilled = c.spilled ? PETSC_TRUE : PETSC_FALSE;
+  out->cut = c.cut ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 

@@ -460,6 +460,8 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->events = r.events;
   out->thinned = r.thinned;
   out->rerecorded = (PetscInt)s.rerecorded_steps;
+  out->ram_peak_bytes = (PetscReal)s.ram.peak_bytes;
+  out->disk_peak_bytes = (PetscReal)s.disk.peak_bytes;
   PetscFunctionReturn(0);
 }
 

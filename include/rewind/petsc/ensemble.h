@@ -72,6 +72,51 @@ PetscErrorCode RewindEnsembleBackward(RewindEnsemble ens, const PetscScalar ybar
 /* The last passes as one JSON object (mapping, times, bytes sent in the backward, spills and
    cuts, peak memory per rank); the string belongs to the ensemble. Not collective. */
 PetscErrorCode RewindEnsembleGetReport(RewindEnsemble ens, const char** json);
+/* What the last passes did as a whole. Not collective: the same on every rank but
+   peak_rss_bytes. Errors (PETSC_ERR_ORDER) before a RewindEnsembleForward has completed. */
+typedef struct {
+  PetscInt tasks;             /* of the last forward pass */
+  PetscInt groups;            /* G */
+  PetscInt group_size;        /* g, ranks per group */
+  PetscReal forward_seconds;  /* the forward pass, slowest rank */
+  PetscBool reversed;         /* RewindEnsembleBackward has completed since: the fields below are
+                                 set (0 before) */
+  PetscReal backward_seconds; /* the backward pass, slowest rank */
+  PetscReal cotangent_bytes;  /* the cotangents the backward pass handed to MPI, all ranks */
+  PetscReal reduction_bytes;  /* the gradient reduction's bytes handed to MPI, all ranks */
+  PetscInt spilled;           /* tasks whose RAM checkpoints were moved to disk to make room */
+  PetscInt cut;               /* tasks whose checkpoints were dropped and forward run again */
+  PetscReal peak_rss_bytes;   /* this rank's resident-memory peak since the forward pass began
+                                 (Linux; elsewhere since the process started) */
+} RewindEnsembleStats;
+PetscErrorCode RewindEnsembleGetStats(RewindEnsemble ens, RewindEnsembleStats* stats);
+
+/* Where task `task` (0 .. tasks-1 of the last forward pass) ran and what it cost. Not
+   collective: the records are gathered from the groups, so every rank gets the same record.
+   Errors (PETSC_ERR_ORDER) before a RewindEnsembleForward has completed, and
+   (PETSC_ERR_ARG_OUTOFRANGE) for a task outside 0 .. tasks-1. Times are seconds since the
+   start of the pass on the group's rank 0; costs are counted on the group's rank 0. */
+typedef struct {
+  PetscInt group;                         /* the group that ran it, 0 .. G-1 */
+  PetscInt position;                      /* its place in its group's forward order, 0 first */
+  PetscReal forward_begin, forward_end;   /* its TSSolve in the forward pass */
+  PetscBool reversed;                     /* RewindEnsembleBackward has completed since: the
+                                             fields below are set (0 before) */
+  PetscReal backward_begin, backward_end; /* its TSAdjointSolve in the backward pass (and, if it
+                                             was cut, its TSSolve run again before it) */
+  PetscInt steps;                         /* its time steps */
+  PetscInt forward_steps;                 /* every forward step: first sweep and recomputations */
+  PetscInt recomputed;                    /* forward_steps - steps */
+  PetscInt adjoint_steps;                 /* its adjoint steps */
+  PetscReal ram_peak_bytes;               /* most bytes in its RAM checkpoints at once */
+  PetscReal disk_bytes_written;           /* bytes its trajectory wrote to disk checkpoints */
+  PetscBool spilled;                      /* its RAM checkpoints were moved to disk to make room */
+  PetscBool cut;                          /* its checkpoints were dropped to make room and its
+                                             forward run again before its adjoint */
+} RewindEnsembleTaskRecord;
+PetscErrorCode RewindEnsembleGetTaskRecord(RewindEnsemble ens, PetscInt task,
+                                           RewindEnsembleTaskRecord* record);
+
 /* A few lines: groups, tasks per group, times, bytes, spills and cuts. */
 PetscErrorCode RewindEnsembleView(RewindEnsemble ens, PetscViewer viewer);
 

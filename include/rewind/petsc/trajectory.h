@@ -83,16 +83,20 @@ typedef struct {
 } TSTrajectoryRewindSchedule;
 PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory, TSTrajectoryRewindSchedule*);
 
-/* Statistics of the last adjoint run on this rank. */
+/* Statistics of the last adjoint run on this rank, as -ts_trajectory_view prints them; byte
+   counts are whole numbers held in a PetscReal. */
 typedef struct {
   PetscInt steps, forward_steps, recomputed, adjoint_steps;
   PetscInt ram_writes, ram_reads, ram_peak, disk_writes, disk_reads, disk_peak;
   PetscReal bytes_written, io_seconds, io_hidden_seconds, recompute_seconds;
-  PetscReal verify_seconds; /* hashing states for the replay check */
-  PetscInt segments;        /* recordings the run was planned in (1 without events) */
-  PetscInt events;          /* events located in the forward run */
-  PetscInt thinned;         /* segments thinned to make room for later ones */
-  PetscInt rerecorded;      /* forward steps run again for thinned segments */
+  PetscReal verify_seconds;  /* hashing states for the replay check */
+  PetscInt segments;         /* recordings the run was planned in (1 without events) */
+  PetscInt events;           /* events located in the forward run */
+  PetscInt thinned;          /* segments thinned to make room for later ones */
+  PetscInt rerecorded;       /* forward steps run again for thinned segments */
+  PetscReal ram_peak_bytes;  /* most bytes held in RAM checkpoints at once (this rank) */
+  PetscReal disk_peak_bytes; /* most bytes held in disk checkpoints at once (this rank's part
+                                of the parallel HDF5 file) */
 } TSTrajectoryRewindStats;
 PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
 
