@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "agreement.hpp"
+#include "cotangents.hpp"
 #include "groups.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/ensemble/reproducible_sum.hpp"
@@ -117,6 +118,7 @@ struct Ensemble::Impl {
   detail::Groups groups;
   EnsembleConfig config;
   bool held = false;                // the tapes of a forward are held
+  long long gradient_length = 0;    // this rank's block of the last gradient
   std::vector<std::int64_t> mine;   // this group's tasks, in the order it ran them
   std::vector<TaskRecord> mapping;  // in task order
   Outputs outputs;
@@ -279,6 +281,26 @@ struct Ensemble::Impl {
     return outputs;
   }
 
+  // The sum over the groups of each group's sum of its tasks' gradients (each rank its block),
+  // reproducible; groups without a task learn the gradient's length from the others. Sets the
+  // length the reduction bytes are counted from. Collective.
+  std::vector<double> reduce_gradient(std::optional<ReproducibleSum>& sum) {
+    long long length = sum ? static_cast<long long>(sum->length()) : -1, longest = 0, shortest = 0;
+    mpi_check(MPI_Allreduce(&length, &longest, 1, MPI_LONG_LONG, MPI_MAX, groups.cross()),
+              "MPI_Allreduce (gradient length)");
+    if (length < 0) length = std::max(longest, 0LL);
+    mpi_check(MPI_Allreduce(&length, &shortest, 1, MPI_LONG_LONG, MPI_MIN, groups.cross()),
+              "MPI_Allreduce (gradient length)");
+    require(shortest == longest || longest < 0,
+            "ensemble: the tasks' gradient blocks differ in length between groups on the same "
+            "rank within the group (" +
+                std::to_string(shortest) + " and " + std::to_string(longest) + " values)");
+    if (!sum) sum.emplace(static_cast<std::size_t>(length));
+    sum->allreduce(groups.cross());
+    gradient_length = length;
+    return sum->result();
+  }
+
   std::vector<double> backward(std::span<const double> ybar, TaskRunner& runner, int root) {
     require(held, "ensemble: backward() needs the tapes of a forward(); call forward() first");
     require(root >= 0 && root < groups.world_size(),
@@ -294,61 +316,9 @@ struct Ensemble::Impl {
     mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (backward start)");
     const double t0 = MPI_Wtime();
 
-    // Each group's tasks in its own order, and how many cotangents each group gets.
+    const detail::GroupCotangents received =
+        detail::scatter_cotangents(ybar, outputs, mapping, groups, root);
     const int G = groups.groups();
-    std::vector<std::vector<std::int64_t>> lists(static_cast<std::size_t>(G));
-    for (const TaskRecord& r : mapping) lists[static_cast<std::size_t>(r.group)].push_back(r.task);
-    for (auto& l : lists) {
-      std::sort(l.begin(), l.end(), [&](std::int64_t a, std::int64_t b) {
-        return mapping[static_cast<std::size_t>(a)].position <
-               mapping[static_cast<std::size_t>(b)].position;
-      });
-    }
-    const auto length_of = [&](std::int64_t k) {
-      const auto j = static_cast<std::size_t>(k);
-      return outputs.offsets[j + 1] - outputs.offsets[j];
-    };
-    std::vector<int> counts(static_cast<std::size_t>(groups.world_size()), 0);
-    std::vector<int> displs(counts.size(), 0);
-    for (int q = 0; q < G; ++q) {
-      std::int64_t n = 0;
-      for (std::int64_t k : lists[static_cast<std::size_t>(q)]) n += length_of(k);
-      counts[static_cast<std::size_t>(groups.leader_of(q))] = static_cast<int>(n);
-    }
-    std::exclusive_scan(counts.begin(), counts.end(), displs.begin(), 0);
-    std::vector<double> send;
-    if (groups.world_rank() == root) {
-      send.reserve(static_cast<std::size_t>(total));
-      for (const auto& l : lists) {
-        for (std::int64_t k : l) {
-          const auto j = static_cast<std::size_t>(k);
-          send.insert(send.end(), ybar.begin() + outputs.offsets[j],
-                      ybar.begin() + outputs.offsets[j + 1]);
-        }
-      }
-    }
-    const int q = groups.group_index();
-    const int chunk = counts[static_cast<std::size_t>(groups.leader_of(q))];
-    std::vector<double> received(static_cast<std::size_t>(chunk));
-    mpi_check(MPI_Scatterv(send.data(), counts.data(), displs.data(), MPI_DOUBLE, received.data(),
-                           groups.leader() ? chunk : 0, MPI_DOUBLE, root, groups.world()),
-              "MPI_Scatterv (cotangents to the groups)");
-    mpi_check(MPI_Bcast(received.data(), chunk, MPI_DOUBLE, 0, groups.group()),
-              "MPI_Bcast (cotangents within the group)");
-    std::int64_t cotangent_bytes = 0;
-    for (int p = 0; p < G; ++p) {
-      const std::int64_t c = counts[static_cast<std::size_t>(groups.leader_of(p))];
-      cotangent_bytes += (groups.leader_of(p) == root ? 0 : c) + (groups.group_size() - 1) * c;
-    }
-    cotangent_bytes *= static_cast<std::int64_t>(sizeof(double));
-
-    // Where each of this group's tasks' cotangents sit in `received`.
-    std::vector<std::pair<std::int64_t, std::int64_t>> where(outputs.offsets.size());
-    std::int64_t at = 0;
-    for (std::int64_t k : lists[static_cast<std::size_t>(q)]) {
-      where[static_cast<std::size_t>(k)] = {at, length_of(k)};
-      at += length_of(k);
-    }
 
     std::optional<ReproducibleSum> sum;
     std::optional<Error> failure;
@@ -357,8 +327,8 @@ struct Ensemble::Impl {
       Entry e;
       e.task = k;
       e.begin = MPI_Wtime() - t0;
-      const auto [off, len] = where[static_cast<std::size_t>(k)];
-      const std::span<const double> yk(received.data() + off, static_cast<std::size_t>(len));
+      const auto [off, len] = received.where[static_cast<std::size_t>(k)];
+      const std::span<const double> yk(received.values.data() + off, static_cast<std::size_t>(len));
       std::vector<double> g;
       failure = agree_task(capture_task([&] {
                              g = runner.backward(k, yk);
@@ -378,20 +348,7 @@ struct Ensemble::Impl {
     agree_world(failure, runner);
     held = false;
 
-    // Groups without a task learn the gradient's length from the others.
-    long long length = sum ? static_cast<long long>(sum->length()) : -1, longest = 0, shortest = 0;
-    mpi_check(MPI_Allreduce(&length, &longest, 1, MPI_LONG_LONG, MPI_MAX, groups.cross()),
-              "MPI_Allreduce (gradient length)");
-    if (length < 0) length = std::max(longest, 0LL);
-    mpi_check(MPI_Allreduce(&length, &shortest, 1, MPI_LONG_LONG, MPI_MIN, groups.cross()),
-              "MPI_Allreduce (gradient length)");
-    require(shortest == longest || longest < 0,
-            "ensemble: the tasks' gradient blocks differ in length between groups on the same "
-            "rank within the group (" +
-                std::to_string(shortest) + " and " + std::to_string(longest) + " values)");
-    if (!sum) sum.emplace(static_cast<std::size_t>(length));
-    sum->allreduce(groups.cross());
-    std::vector<double> gradient = sum->result();
+    std::vector<double> gradient = reduce_gradient(sum);
 
     for (const auto& [grp, e] : gather_entries(local)) {
       TaskRecord& r = mapping[static_cast<std::size_t>(e.task)];
@@ -401,10 +358,10 @@ struct Ensemble::Impl {
     }
     report.mapping = mapping;
     report.backward_seconds = slowest(MPI_Wtime() - t0);
-    report.backward_cotangent_bytes = cotangent_bytes;
+    report.backward_cotangent_bytes = received.bytes;
     // Each rank hands its accumulator (4 words an entry of its block) to the reduction over the
     // G groups; the blocks differ in length between a group's ranks, so sum over every rank.
-    long long handed = G > 1 ? length * 32 : 0, all_handed = 0;
+    long long handed = G > 1 ? gradient_length * 32 : 0, all_handed = 0;
     mpi_check(MPI_Allreduce(&handed, &all_handed, 1, MPI_LONG_LONG, MPI_SUM, groups.world()),
               "MPI_Allreduce (reduction bytes)");
     report.backward_reduction_bytes = all_handed;

@@ -118,14 +118,15 @@ void agree_resume_options(MPI_Comm comm, const Options& o) {
   comm::agree_settings(comm, settings);
 }
 
-ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
-                               std::shared_ptr<engine::Stores> stores, TsStepper& stepper,
-                               StepLog& log, PetscInt steps)
-    : ts_(ts), stepper_(stepper), log_(log), steps_(steps) {
-  const MPI_Comm comm = PetscObjectComm((PetscObject)ts);
-  const auto refuse = [](const std::string& why) {
-    throw Error(ErrorCode::InvalidArgument, "-ts_trajectory_rewind_resume: " + why);
-  };
+namespace {
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw Error(ErrorCode::InvalidArgument, "-ts_trajectory_rewind_resume: " + why);
+}
+
+}  // namespace
+
+void ResumableSolve::refuse_unsupported(TSTrajectory tj, TS ts, const Options& o) {
   if (!detail::dirname(tj)) {
     refuse(
         "a resumable run keeps its durable checkpoints and its manifest on disk: give "
@@ -148,37 +149,41 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
         "step's stages, which a run resumed after its first sweep does not have; use matchstep "
         "or stepover");
   }
-  if (steps <= 0) {
-    // Adaptive steps: the step count is learnt at the end. Durable states go every interval
-    // steps, and the step log in each is sized by the most steps TS may take.
-    TSAdapt adapt = nullptr;
-    TSAdaptType type = nullptr;
-    REWIND_PETSC(TSGetAdapt(ts, &adapt));
-    REWIND_PETSC(TSAdaptGetType(adapt, &type));
-    const std::string name = type ? type : "";
-    if (name != TSADAPTBASIC || detail::adapt_increase_delay(adapt) != 0) {
-      refuse("the adapter '" + name +
-             (name == TSADAPTBASIC ? "' with -ts_adapt_time_step_increase_delay" : "'") +
-             " remembers earlier steps, which a resumed run would not; adaptive steps are "
-             "resumable with -ts_adapt_type basic (or a fixed step: -ts_adapt_type none)");
-    }
-    const PetscInt most = detail::max_steps(ts);
-    if (most <= 0 || most > kMostAdaptiveSteps) {
-      refuse(
-          "with adaptive steps the step count is learnt at the end, and a resumable run sizes "
-          "its durable step log by the most steps TS may take: give -ts_max_steps (at most " +
-          std::to_string(kMostAdaptiveSteps) + ")");
-    }
-    adaptive_ = true;
-    steps = most;
-    steps_ = most;
-  }
   {
     PetscInt order = 0;
     Vec* hessian = nullptr;
     REWIND_PETSC(TSGetCostHessianProducts(ts, &order, &hessian, nullptr, nullptr));
     if (hessian) refuse("second-order adjoints (TSSetCostHessianProducts) are not resumable yet");
   }
+}
+
+// Adaptive steps: the step count is learnt at the end. Durable states go every interval steps,
+// and the step log in each is sized by the most steps TS may take.
+void ResumableSolve::bound_adaptive_steps(TS ts) {
+  TSAdapt adapt = nullptr;
+  TSAdaptType type = nullptr;
+  REWIND_PETSC(TSGetAdapt(ts, &adapt));
+  REWIND_PETSC(TSAdaptGetType(adapt, &type));
+  const std::string name = type ? type : "";
+  if (name != TSADAPTBASIC || detail::adapt_increase_delay(adapt) != 0) {
+    refuse("the adapter '" + name +
+           (name == TSADAPTBASIC ? "' with -ts_adapt_time_step_increase_delay" : "'") +
+           " remembers earlier steps, which a resumed run would not; adaptive steps are "
+           "resumable with -ts_adapt_type basic (or a fixed step: -ts_adapt_type none)");
+  }
+  const PetscInt most = detail::max_steps(ts);
+  if (most <= 0 || most > kMostAdaptiveSteps) {
+    refuse(
+        "with adaptive steps the step count is learnt at the end, and a resumable run sizes "
+        "its durable step log by the most steps TS may take: give -ts_max_steps (at most " +
+        std::to_string(kMostAdaptiveSteps) + ")");
+  }
+  adaptive_ = true;
+  steps_ = most;
+}
+
+void ResumableSolve::place_intervals(const Options& o) {
+  const PetscInt steps = steps_;
   if (o.resume_interval > 0) {
     interval_ = std::min(o.resume_interval, steps);
   } else {
@@ -205,9 +210,15 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
            std::to_string(o.max_cps_disk) +
            ": raise the interval (or 0 for the smallest that fits) or the disk budget");
   }
+}
+
+// The quadrature's integral and the step log a durable state holds, each rank's copy side by
+// side.
+void ResumableSolve::size_buffers(MPI_Comm comm) {
+  const PetscInt steps = steps_;
   Vec q = nullptr;
   TS quadrature = nullptr;
-  REWIND_PETSC(TSGetQuadratureTS(ts, nullptr, &quadrature));
+  REWIND_PETSC(TSGetQuadratureTS(ts_, nullptr, &quadrature));
   if (quadrature) REWIND_PETSC(TSGetSolution(quadrature, &q));
   quadrature_ = q;
   if (quadrature_) {
@@ -231,6 +242,17 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
     attempt_offset_ = static_cast<std::int64_t>(rank) * size;
     attempt_global_ = static_cast<std::int64_t>(ranks) * size;
   }
+}
+
+ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
+                               std::shared_ptr<engine::Stores> stores, TsStepper& stepper,
+                               StepLog& log, PetscInt steps)
+    : ts_(ts), stepper_(stepper), log_(log), steps_(steps) {
+  const MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  refuse_unsupported(tj, ts, o);
+  if (steps_ <= 0) bound_adaptive_steps(ts);
+  place_intervals(o);
+  size_buffers(comm);
   engine::DurableSettings settings;
   settings.directory = detail::dirname(tj);
   settings.label = "ts";
@@ -240,7 +262,7 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
   // gradient (one hash an interval; -ts_trajectory_rewind_verify 0 turns off only the checks
   // inside intervals).
   settings.verify = true;
-  settings.steps = steps;
+  settings.steps = steps_;
   settings.interval = interval_;
   durable_ = std::make_unique<engine::DurableLog>(std::move(stores), settings, state_fields(),
                                                   std::vector<Field>{});

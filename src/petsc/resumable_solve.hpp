@@ -86,6 +86,14 @@ class ResumableSolve {
   const engine::DurableTraffic& traffic() const;
 
  private:
+  /// Refuses (naming the option) what a resumable run cannot do.
+  void refuse_unsupported(TSTrajectory tj, TS ts, const Options& o);
+  /// With adaptive steps: the most steps TS may take, from an adapter that remembers nothing.
+  void bound_adaptive_steps(TS ts);
+  /// The interval between durable states, from the options and the disk budget.
+  void place_intervals(const Options& o);
+  /// The buffers of a durable state's step log, attempts and quadrature.
+  void size_buffers(MPI_Comm comm);
   std::vector<engine::Field> state_fields();
   std::vector<engine::Field> adjoint_fields();
   void load_log(PetscInt k);

@@ -55,32 +55,11 @@ PetscErrorCode view_other_costs(PetscViewer viewer, const RunReport& r) {
   PetscFunctionReturn(0);
 }
 
-}  // namespace
-
-PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
-  PetscBool ascii = PETSC_FALSE;
-  PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
-  if (!ascii) PetscFunctionReturn(0);
-  Trajectory& t = trajectory(tj);
-  PetscCallCXX(t.finish());
-  const RunReport& r = t.carry.report;
-  if (!r.planned) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  rewind: no run planned yet\n"));
-    PetscFunctionReturn(0);
-  }
+// The plan: the disk costs and where they came from, what the RAM slots hold, and a disk
+// budget the schedule does not use.
+PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& o) {
   const auto& p = r.plan.params;
-  // The budget as given (the plan of a run in segments has only part of it).
-  const Options& o = t.carry.options;
-  const std::string disk = o.max_cps_disk < 0 ? "unlimited" : std::to_string(o.max_cps_disk);
-  const std::string ram = o.max_cps_ram >= 0       ? std::to_string(o.max_cps_ram)
-                          : p.ram >= kUnlimitedRam ? "unlimited"
-                          : o.ram_bytes > 0        ? std::to_string(p.ram)
-                                                   : "unlimited";
-  PetscCall(PetscViewerASCIIPrintf(
-      viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n",
-      r.plan.schedule.c_str(), ram.c_str(), disk.c_str(),
-      p.steps == 0 ? " (online: step count not known in advance)" : ""));
+  PetscFunctionBegin;
   char costs[96];  // std::snprintf, not PETSc's, which writes 1 as "1."
   std::snprintf(costs, sizeof costs, "write %g, read %g", (double)p.write_cost,
                 (double)p.read_cost);
@@ -115,16 +94,13 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "    a disk checkpoint every %lld steps\n",
                                      (long long)p.period));
   }
-  if (!r.finished) {
-    if (t.run && t.run->adjoint_steps_done() > 0) {
-      PetscCall(PetscViewerASCIIPrintf(viewer, "    adjoint in progress: %lld of %lld steps done\n",
-                                       (long long)t.run->adjoint_steps_done(),
-                                       (long long)t.run->last_set()));
-    } else {
-      PetscCall(PetscViewerASCIIPrintf(viewer, "    no completed adjoint run yet\n"));
-    }
-    PetscFunctionReturn(0);
-  }
+  PetscFunctionReturn(0);
+}
+
+// What the run did: steps, checkpoints per level, bytes, I/O and rewind's own time.
+PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunReport& r,
+                            const std::string& ram, const std::string& disk) {
+  PetscFunctionBegin;
   const auto& s = r.stats;
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
@@ -164,6 +140,13 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
         "not started (staging pool full)\n",
         (long long)s.prefetch.hits, (long long)s.prefetch.late, (long long)s.prefetch.skipped));
   }
+  PetscFunctionReturn(0);
+}
+
+// How the run was shaped: resumable, in segments, rebuilt, checked, rejections repeated.
+PetscErrorCode view_shape(PetscViewer viewer, const RunReport& r) {
+  const auto& s = r.stats;
+  PetscFunctionBegin;
   if (r.resume_interval > 0) {
     const std::string from = s.resumed_at < 0
                                  ? std::string("started at x_0")
@@ -218,6 +201,48 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
         viewer, "    recomputations repeated %lld attempts the adapter had rejected\n",
         (long long)r.replayed_rejections));
   }
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
+PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
+  PetscBool ascii = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(0);
+  Trajectory& t = trajectory(tj);
+  PetscCallCXX(t.finish());
+  const RunReport& r = t.carry.report;
+  if (!r.planned) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  rewind: no run planned yet\n"));
+    PetscFunctionReturn(0);
+  }
+  const auto& p = r.plan.params;
+  // The budget as given (the plan of a run in segments has only part of it).
+  const Options& o = t.carry.options;
+  const std::string disk = o.max_cps_disk < 0 ? "unlimited" : std::to_string(o.max_cps_disk);
+  const std::string ram = o.max_cps_ram >= 0       ? std::to_string(o.max_cps_ram)
+                          : p.ram >= kUnlimitedRam ? "unlimited"
+                          : o.ram_bytes > 0        ? std::to_string(p.ram)
+                                                   : "unlimited";
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n",
+      r.plan.schedule.c_str(), ram.c_str(), disk.c_str(),
+      p.steps == 0 ? " (online: step count not known in advance)" : ""));
+  PetscCall(view_plan(viewer, r, o));
+  if (!r.finished) {
+    if (t.run && t.run->adjoint_steps_done() > 0) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    adjoint in progress: %lld of %lld steps done\n",
+                                       (long long)t.run->adjoint_steps_done(),
+                                       (long long)t.run->last_set()));
+    } else {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    no completed adjoint run yet\n"));
+    }
+    PetscFunctionReturn(0);
+  }
+  PetscCall(view_traffic(viewer, t, r, ram, disk));
+  PetscCall(view_shape(viewer, r));
   PetscFunctionReturn(0);
 }
 
