@@ -5,6 +5,7 @@
 /// the stores, so the stepper is free for other work), and is reversed later with a cotangent
 /// the caller supplies. Hosts that own the time loop (PETSc) report steps to it (pull); the
 /// Engine and the ensemble let it drive the stepper (push).
+/// Words (checkpoint, recording, run, segment, slot, row, tape, ...): docs/runtime.md#glossary.
 
 #include <memory>
 #include <span>

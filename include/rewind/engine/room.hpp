@@ -13,6 +13,7 @@
 /// cutting the one with the fewest steps (the cheapest to run again). The PETSc trajectory
 /// thins, then spills, the segments of a run split by events; an ensemble group spills, then
 /// cuts, its tasks' recordings.
+/// Words (checkpoint, recording, run, segment, slot, row, tape, ...): docs/runtime.md#glossary.
 
 #include <cstdint>
 #include <functional>

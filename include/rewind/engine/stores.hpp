@@ -2,6 +2,7 @@
 /// @file
 /// The checkpoint stores several recordings on one communicator share: one RAM store and one
 /// parallel HDF5 file, and one budget over everything they hold.
+/// Words (checkpoint, recording, run, segment, slot, row, tape, ...): docs/runtime.md#glossary.
 
 #include <mpi.h>
 

@@ -9,6 +9,7 @@
 ///
 /// How a task is run and how its tape is kept is a front end's business (TaskRunner):
 /// rwd::ensemble::StepperTasks for the generic C++ API, the PETSc ensemble for TS tasks.
+/// Words (checkpoint, recording, run, segment, slot, row, tape, ...): docs/runtime.md#glossary.
 
 #include <mpi.h>
 

@@ -3,6 +3,7 @@
 /// The one record of a run's checkpoints: which checkpoint the schedule placed at which level,
 /// which store really holds it, what it holds, and the traffic and occupancy per store.
 /// Rank-local, not collective, no MPI.
+/// Words (checkpoint, recording, run, segment, slot, row, tape, ...): docs/runtime.md#glossary.
 
 #include <cstdint>
 #include <map>

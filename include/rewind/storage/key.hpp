@@ -1,6 +1,7 @@
 #pragma once
 /// @file
 /// The name of a checkpoint in a store. No MPI: layers that only name checkpoints include this.
+/// Words (checkpoint, recording, run, segment, slot, row, tape, ...): docs/runtime.md#glossary.
 
 #include <compare>
 #include <cstdint>
