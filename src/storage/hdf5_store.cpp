@@ -24,6 +24,7 @@
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
 #include "rewind/timing.hpp"
+#include "slab_table.hpp"
 #include "staging_pool.hpp"
 #include "store_file.hpp"
 
@@ -34,18 +35,17 @@
 // How the bytes move. HDF5 and MPI are called only on the thread that calls the store: file
 // creation, slabs (groups, datasets, attributes), seals, flush and close, and every agreement.
 // The bytes of each rank's block go with POSIX pwrite/pread on the store's own O_RDWR descriptor
-// of the same file, at H5Dget_offset(dataset) + 8 * (slot * global_size + offset), either on the
-// calling thread
-// (async_io off) or as jobs on the process's one I/O thread (detail::IoThread), which never
-// calls HDF5 or MPI. So no two threads are ever inside HDF5 (whose Debian build is not
-// thread-safe) and the I/O thread needs no MPI thread support at all.
+// of the same file, at H5Dget_offset(dataset) + 8 * (row * global_size + offset) (SlabTable),
+// either on the calling thread (async_io off) or as jobs on the process's one I/O thread
+// (detail::IoThread), which never calls HDF5 or MPI. So no two threads are ever inside HDF5 (whose
+// Debian build is not thread-safe) and the I/O thread needs no MPI thread support at all.
 //
 // Why writing into the file behind HDF5's back is safe:
 // - Every dataset is contiguous, allocated at creation (H5D_ALLOC_TIME_EARLY) and never filled
-//   (H5D_FILL_TIME_NEVER): its extent [H5Dget_offset, + 8 * slots * global_size) is reserved
+//   (H5D_FILL_TIME_NEVER): its extent [H5Dget_offset, + 8 * rows * global_size) is reserved
 //   when H5Dcreate returns, and HDF5 itself never writes raw data there, because the store never
 //   calls H5Dwrite. HDF5's metadata lives in other blocks of the file.
-// - The store never deletes a dataset, so HDF5 never hands an extent out twice. A slot freed by
+// - The store never deletes a dataset, so HDF5 never hands an extent out twice. A row freed by
 //   erase() is taken by a later put() only after erase() waited for that checkpoint's pending
 //   write and prefetch, so no job touches a row another checkpoint owns.
 // - The MPI-IO driver may truncate or extend the file to HDF5's allocated end (EOA) when it
@@ -71,17 +71,15 @@ using detail::Hid;
 using detail::IoJob;
 using detail::make_hid;
 using detail::QuietHdf5;
+using detail::SlabTable;
 using detail::Ticket;
 
 namespace {
 
 constexpr const char* kStore = "hdf5 store";
 
-// A slab holds at most this many checkpoints, and at most this many bytes of them (but always
-// one).
-constexpr std::int64_t kSlabSlots = 64;
-constexpr std::int64_t kSlabBytes = std::int64_t{64} << 20;
-
+// The root's `format` attribute, written into every file: its words are part of format 5 and
+// stay as they are (its "slot" is what the code calls a row).
 constexpr const char* kFormat =
     "rewind checkpoint file, format 5. Checkpoints live in slabs: each group slab_<k> holds "
     "one dataset per field, float64 [slots, global_size], and slot j of every dataset is one "
@@ -113,55 +111,12 @@ std::string job_failure(const detail::JobResult& r, const IoJob& job,
          " failed: " + reason;
 }
 
-// Field names and global sizes, then scalar names: what every rank passes alike (the layout
-// hash checks it) and, with the ranks' blocks, what a checkpoint must match to take a slab's slot.
-// Every name goes with its length, so no two different lists give the same text (a name may
-// hold any character but '/').
-std::string names_of(const CheckpointView& checkpoint) {
-  std::string out = std::to_string(checkpoint.fields.size()) + " fields\n";
-  for (const auto& f : checkpoint.fields) {
-    out += std::to_string(f.name.size()) + ':' + std::string(f.name) + ' ' +
-           std::to_string(f.global_size) + '\n';
-  }
-  out += std::to_string(checkpoint.scalars.size()) + " scalars\n";
-  for (const auto& scalar : checkpoint.scalars) {
-    out += std::to_string(scalar.name.size()) + ':' + std::string(scalar.name) + '\n';
-  }
-  return out;
-}
-
 // Throws Error(InvalidArgument), alike on every rank (they all hold every block), unless the
 // ranks' blocks of `field` tile [0, global_size) exactly.
 void check_tiling(const std::string& at, const FieldView& field,
                   const std::vector<std::int64_t>& offsets,
                   const std::vector<std::int64_t>& counts) {
-  struct Block {
-    std::int64_t begin, end;
-    std::size_t rank;
-  };
-  std::vector<Block> blocks;
-  for (std::size_t r = 0; r < offsets.size(); ++r) {
-    if (counts[r] > 0) blocks.push_back({offsets[r], offsets[r] + counts[r], r});
-  }
-  std::sort(blocks.begin(), blocks.end(),
-            [](const Block& a, const Block& b) { return a.begin < b.begin; });
-  std::int64_t end = 0;
-  std::string problem;
-  for (std::size_t i = 0; i < blocks.size() && problem.empty(); ++i) {
-    const Block& b = blocks[i];
-    const std::string range = "rank " + std::to_string(b.rank) + "'s block [" +
-                              std::to_string(b.begin) + ", " + std::to_string(b.end) + ")";
-    if (b.begin < end)
-      problem = range + " overlaps the block before it, which ends at " + std::to_string(end);
-    if (b.begin > end)
-      problem = "nothing covers [" + std::to_string(end) + ", " + std::to_string(b.begin) +
-                ") before " + range;
-    end = b.end;
-  }
-  if (problem.empty() && end != field.global_size) {
-    problem = "the blocks end at " + std::to_string(end) + " but the global size is " +
-              std::to_string(field.global_size);
-  }
+  const std::string problem = detail::tiling_problem(field.global_size, offsets, counts);
   if (!problem.empty()) {
     throw Error(ErrorCode::InvalidArgument,
                 at + ": field '" + std::string(field.name) +
@@ -180,35 +135,9 @@ struct Hdf5Store::Impl {
     IoJob job;  // the segments, for messages
   };
 
-  // Room for `slots` checkpoints of one shape (field names, global sizes, every rank's blocks,
-  // scalar names): one dataset per field, a row per slot. A checkpoint takes a free slot and
-  // gives it back when erased, so HDF5 creates objects only when a slab is added, and a put or
-  // erase of a small checkpoint costs no metadata at all.
-  struct Slab {
-    std::string name;       ///< "slab_3"
-    std::size_t shape = 0;  ///< index in Impl::shapes: what a checkpoint must match for a slot
-    std::string names;      ///< field names, global sizes and scalar names (names_of)
-    std::vector<std::vector<std::int64_t>> offsets, counts;  ///< [field][rank]: the blocks
-    std::vector<std::string> fields, scalar_names;
-    std::int64_t slots = 0;
-    std::vector<std::int64_t> base;    ///< file address of each field's dataset (0: empty)
-    std::vector<std::int64_t> global;  ///< each field's global size
-    // Per slot: 0 free, 1 held, 2 erased while the file still calls it complete (free again
-    // once the next seal has written complete = 0: until then a killed run's file would pair
-    // the erased checkpoint's step and checksums with another checkpoint's bytes).
-    std::vector<std::uint8_t> used;
-    std::int64_t free = 0;
-    // What the seal writes, per slot (every rank holds the same).
-    std::vector<std::int64_t> step, kind, run, complete;
-    std::vector<std::vector<double>> scalars;           ///< [scalar][slot]
-    std::vector<std::vector<std::uint64_t>> checksums;  ///< [field][slot * ranks + rank]
-    bool dirty = false;  ///< the per-slot attributes in the file are out of date
-  };
-
   struct Entry {
     detail::Layout layout;
-    std::size_t slab = 0;
-    std::int64_t slot = 0;
+    SlabTable::Row row;
     std::vector<std::int64_t> at;          ///< file byte offset of this rank's block per field
     std::vector<std::uint64_t> checksums;  ///< of this rank's block per field, once written
     std::shared_ptr<Ticket> write;         ///< the write, until it is reaped
@@ -240,8 +169,7 @@ struct Hdf5Store::Impl {
   detail::FileRoom room;
   std::int64_t extents_end = 0;  ///< the largest end of a dataset extent HDF5 handed out
   std::map<Key, Entry> entries;
-  std::vector<Slab> slabs;
-  std::vector<std::string> shapes;  ///< every shape a slab was made for: names and all blocks
+  SlabTable slabs{1};  ///< where each checkpoint lies in the file (every rank holds the same)
   StoreStats stats;
   std::string failure;        ///< non-empty once a failure made the store unusable (agreed)
   std::optional<Error> kept;  ///< this rank's failure off the collective path, not yet agreed
@@ -254,12 +182,13 @@ struct Hdf5Store::Impl {
   std::deque<InFlight> in_flight;
   std::deque<detail::StagingPool::Wait> blocked;  // caller waits on this store, for overlap
 
-  // "restart 12 (slab_3, slot 5)": a checkpoint and where it lies in the file, for messages.
+  // "restart 12 (slab_3, row 5)": a checkpoint and where it lies in the file, for messages.
   std::string located(const Key& key) const {
     const auto it = entries.find(key);
     if (it == entries.end()) return to_string(key);
-    return to_string(key) + " (" + slabs[it->second.slab].name + ", slot " +
-           std::to_string(it->second.slot) + ")";
+    const SlabTable::Row& row = it->second.row;
+    return to_string(key) + " (" + slabs.slab(row.slab).name + ", row " +
+           std::to_string(row.index) + ")";
   }
 
   // Throws Error(Io) on every rank once the store is unusable (the state is the same on all
@@ -335,15 +264,15 @@ struct Hdf5Store::Impl {
     }
   }
 
-  // What a slab of `slots` checkpoints like this one adds to the file: its data and, per field,
-  // a dataset's object header and attributes (rank_checksums holds slots x ranks values).
-  std::int64_t growth_of(const CheckpointView& checkpoint, std::int64_t slots) const {
+  // What a slab of `rows` checkpoints like this one adds to the file: its data and, per field,
+  // a dataset's object header and attributes (rank_checksums holds rows x ranks values).
+  std::int64_t growth_of(const CheckpointView& checkpoint, std::int64_t rows) const {
     std::int64_t bytes = 0;
     for (const auto& f : checkpoint.fields) {
-      bytes += slots * (8 * f.global_size + 8 * static_cast<std::int64_t>(size)) + 4096 +
+      bytes += rows * (8 * f.global_size + 8 * static_cast<std::int64_t>(size)) + 4096 +
                16 * static_cast<std::int64_t>(size);
     }
-    return bytes + 4096 + 64 * slots * (5 + static_cast<std::int64_t>(checkpoint.scalars.size()));
+    return bytes + 4096 + 64 * rows * (5 + static_cast<std::int64_t>(checkpoint.scalars.size()));
   }
 
   // Runs one step that holds collective HDF5 calls, then agrees with the other ranks on whether
@@ -513,17 +442,17 @@ struct Hdf5Store::Impl {
 
   // ---- sealing and closing ----------------------------------------------------------------
 
-  // Collective: the group of a new slab, its per-slot attributes and one dataset per field,
+  // Collective: the group of a new slab, its per-row attributes and one dataset per field,
   // allocated now (see the top of the file); fills in slab.base.
-  void create_slab(Slab& slab) {
+  void create_slab(detail::Slab& slab) {
     Hid group =
         make_hid(H5Gcreate2(file.get(), slab.name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                  H5Gclose, "H5Gcreate2('" + slab.name + "')");
     const hid_t g = group.get();
-    detail::attribute_i64(g, "slots", slab.slots);
+    detail::attribute_i64(g, "slots", slab.rows);  // format 5's name: it counts rows
     detail::attribute_i64(g, "ranks", size);
     detail::attribute_i64(g, "fields", static_cast<std::int64_t>(slab.fields.size()));
-    write_slot_attributes(g, slab, false);
+    write_row_attributes(g, slab, false);
     Hid dcpl = make_hid(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate(dataset create)");
     h5_check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
     h5_check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
@@ -531,7 +460,7 @@ struct Hdf5Store::Impl {
     h5_check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
     for (std::size_t f = 0; f < slab.fields.size(); ++f) {
       const std::string& name = slab.fields[f];
-      const hsize_t dims[2] = {static_cast<hsize_t>(slab.slots),
+      const hsize_t dims[2] = {static_cast<hsize_t>(slab.rows),
                                static_cast<hsize_t>(slab.global[f])};
       Hid space = make_hid(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
       Hid d = make_hid(H5Dcreate2(g, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
@@ -546,14 +475,14 @@ struct Hdf5Store::Impl {
         const haddr_t address = H5Dget_offset(d.get());
         if (address == HADDR_UNDEF) h5_fail("H5Dget_offset('" + name + "')");
         slab.base[f] = static_cast<std::int64_t>(address);
-        extents_end = std::max(
-            extents_end, static_cast<std::int64_t>(address) + 8 * slab.slots * slab.global[f]);
+        extents_end = std::max(extents_end,
+                               static_cast<std::int64_t>(address) + 8 * slab.rows * slab.global[f]);
       }
     }
   }
 
   // Collective: fills in rank_checksums and complete = 1 for every checkpoint not sealed yet,
-  // and complete = 0 for the slots erased since the last seal, by rewriting the per-slot
+  // and complete = 0 for the rows erased since the last seal, by rewriting the per-row
   // attributes of every slab that changed. Called with every job finished and no failure kept
   // on any rank.
   void seal() {
@@ -571,50 +500,40 @@ struct Hdf5Store::Impl {
                 "MPI_Allgather (checksums to seal)");
       std::size_t column = 0;
       for (Entry* e : open) {
-        Slab& slab = slabs[e->slab];
-        const auto j = static_cast<std::size_t>(e->slot);
         for (std::size_t f = 0; f < e->layout.fields.size(); ++f, ++column) {
           for (int r = 0; r < size; ++r) {
-            slab.checksums[f][j * static_cast<std::size_t>(size) + static_cast<std::size_t>(r)] =
-                all[static_cast<std::size_t>(r) * mine.size() + column];
+            slabs.set_checksum(e->row, f, r,
+                               all[static_cast<std::size_t>(r) * mine.size() + column]);
           }
         }
-        slab.complete[j] = 1;
-        slab.dirty = true;
+        slabs.mark_complete(e->row);
       }
     }
-    std::int64_t changed = 0;
-    for (const Slab& slab : slabs) changed += slab.dirty ? 1 : 0;
+    const std::int64_t changed = slabs.dirty_slabs();
     if (changed == 0) return;
     collective(std::string(kStore) + ": sealing " + std::to_string(open.size()) +
                    " checkpoint(s) in " + std::to_string(changed) + " slab(s) of '" + partial_path +
                    "'",
                [&] {
-                 for (Slab& slab : slabs) {
+                 for (const detail::Slab& slab : slabs.slabs()) {
                    if (!slab.dirty) continue;
                    Hid group = make_hid(H5Gopen2(file.get(), slab.name.c_str(), H5P_DEFAULT),
                                         H5Gclose, "H5Gopen2('" + slab.name + "')");
-                   write_slot_attributes(group.get(), slab, true);
+                   write_row_attributes(group.get(), slab, true);
                    for (std::size_t f = 0; f < slab.checksums.size(); ++f) {
                      Hid d = make_hid(H5Dopen2(group.get(), slab.fields[f].c_str(), H5P_DEFAULT),
                                       H5Dclose, "H5Dopen2('" + slab.fields[f] + "')");
                      detail::rewrite_attribute_u64s(d.get(), "rank_checksums", slab.checksums[f]);
                    }
-                   slab.dirty = false;
                  }
                });
     for (Entry* e : open) e->sealed = true;
-    for (Slab& slab : slabs) {
-      for (auto& u : slab.used) {
-        if (u != 2) continue;
-        u = 0;
-        slab.free += 1;
-      }
-    }
+    slabs.sealed();
   }
 
-  // The per-slot attributes of a slab's group: created with the slab, rewritten at a seal.
-  void write_slot_attributes(hid_t group, const Slab& slab, bool rewrite) const {
+  // The per-row attributes of a slab's group (format 5 says "per slot"): created with the slab,
+  // rewritten at a seal.
+  void write_row_attributes(hid_t group, const detail::Slab& slab, bool rewrite) const {
     const auto i64s = rewrite ? detail::rewrite_attribute_i64s : detail::attribute_i64s;
     const auto f64s = rewrite ? detail::rewrite_attribute_f64s : detail::attribute_f64s;
     i64s(group, "step", slab.step);
@@ -672,6 +591,7 @@ Hdf5Store::Hdf5Store(const StoreConfig& config) : impl_(std::make_unique<Impl>()
   mpi_check(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   s.rank = comm_rank(s.comm);
   s.size = comm_size(s.comm);
+  s.slabs = SlabTable(s.size);
   // How a put moves its bytes decides how many agreements it makes, and the staging pool which
   // checkpoints are prefetched: settings that differ between ranks would pair one rank's
   // collective calls with another's.
@@ -924,18 +844,9 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   // The last slab made for these names (every rank holds the same slabs): if every rank's blocks
   // are its blocks, the same agreement says so, and nobody needs the others' blocks.
   const std::size_t nf = checkpoint.fields.size();
-  const std::string names = names_of(checkpoint);
-  std::optional<std::size_t> last;
-  for (std::size_t k = 0; k < s.slabs.size(); ++k) {
-    if (s.slabs[k].names == names) last = k;
-  }
-  bool mine_fit = !local && last.has_value();
-  for (std::size_t f = 0; mine_fit && f < nf; ++f) {
-    const auto r = static_cast<std::size_t>(s.rank);
-    mine_fit =
-        s.slabs[*last].offsets[f][r] == checkpoint.fields[f].offset &&
-        s.slabs[*last].counts[f][r] == static_cast<std::int64_t>(checkpoint.fields[f].data.size());
-  }
+  const std::string names = detail::names_of(checkpoint);
+  const std::optional<std::size_t> last = s.slabs.last_for(names);
+  const bool mine_fit = !local && last && s.slabs.holds_blocks_of(*last, s.rank, checkpoint);
   const bool all_fit = s.agree_here(
       std::move(local), Impl::OnFailure::UnusableIfIo, detail::layout_hash(checkpoint),
       at + ": the ranks passed different checkpoint layouts (field names or global sizes, scalar "
@@ -944,9 +855,9 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
       mine_fit);
 
   std::size_t shape = 0;
-  std::vector<std::vector<std::int64_t>> offsets, counts;
+  detail::Blocks blocks;
   if (all_fit) {
-    shape = s.slabs[*last].shape;
+    shape = s.slabs.slab(*last).shape;
   } else {
     // Every rank learns every block: the ranks' blocks must tile each field.
     std::vector<std::int64_t> mine(2 * nf);
@@ -958,108 +869,47 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
     mpi_check(MPI_Allgather(mine.data(), static_cast<int>(2 * nf), MPI_INT64_T, all.data(),
                             static_cast<int>(2 * nf), MPI_INT64_T, s.comm),
               "MPI_Allgather (blocks)");
-    offsets.resize(nf);
-    counts.resize(nf);
+    blocks.offsets.resize(nf);
+    blocks.counts.resize(nf);
     for (std::size_t f = 0; f < nf; ++f) {
       for (int r = 0; r < s.size; ++r) {
         const std::int64_t* b = &all[2 * (static_cast<std::size_t>(r) * nf + f)];
-        offsets[f].push_back(b[0]);
-        counts[f].push_back(b[1]);
+        blocks.offsets[f].push_back(b[0]);
+        blocks.counts[f].push_back(b[1]);
       }
-      check_tiling(at, checkpoint.fields[f], offsets[f], counts[f]);
+      check_tiling(at, checkpoint.fields[f], blocks.offsets[f], blocks.counts[f]);
     }
-    // The shape: the names and every block; every rank builds the same string.
-    std::string text = names;
-    for (std::size_t f = 0; f < nf; ++f) {
-      for (int r = 0; r < s.size; ++r) {
-        text += ' ' + std::to_string(offsets[f][static_cast<std::size_t>(r)]) + ':' +
-                std::to_string(counts[f][static_cast<std::size_t>(r)]);
-      }
-      text += '\n';
-    }
-    shape = static_cast<std::size_t>(std::find(s.shapes.begin(), s.shapes.end(), text) -
-                                     s.shapes.begin());
-    if (shape == s.shapes.size()) s.shapes.push_back(std::move(text));
+    shape = s.slabs.shape_of(names, blocks);
   }
 
-  std::optional<std::size_t> found;
-  std::int64_t alike = 0;  // slots of this shape already
-  for (std::size_t k = 0; k < s.slabs.size(); ++k) {
-    if (s.slabs[k].shape != shape) continue;
-    alike += s.slabs[k].slots;
-    if (!found && s.slabs[k].free > 0) found = k;
-  }
-  if (!found) {
-    // Slabs double the slots of their shape (1, 1, 2, 4, ...) up to 64 slots or 64 MiB, so a run
-    // that holds n checkpoints makes O(log n) slabs and its file holds at most twice the room.
-    std::int64_t global_bytes = 0;
-    for (const auto& f : checkpoint.fields) global_bytes += 8 * f.global_size;
-    const std::int64_t by_bytes =
-        std::max<std::int64_t>(1, kSlabBytes / std::max<std::int64_t>(1, global_bytes));
-    const std::int64_t slots = std::clamp<std::int64_t>(alike, 1, std::min(kSlabSlots, by_bytes));
+  std::int64_t global_bytes = 0;
+  for (const auto& f : checkpoint.fields) global_bytes += 8 * f.global_size;
+  SlabTable::Choice choice = s.slabs.choose(shape, global_bytes);
+  if (!choice.slab) {
+    const std::int64_t rows = choice.new_rows;
     s.agree_here(capture([&] {
-                   s.make_room(s.growth_of(checkpoint, slots),
-                               at + ": a slab of " + std::to_string(slots) + " checkpoint(s)");
+                   s.make_room(s.growth_of(checkpoint, rows),
+                               at + ": a slab of " + std::to_string(rows) + " checkpoint(s)");
                  }),
                  Impl::OnFailure::UnusableIfIo);
-    Impl::Slab slab;
-    slab.name = "slab_" + std::to_string(s.slabs.size());
-    slab.shape = shape;
-    slab.names = names;
     if (all_fit) {  // a full slab of a known shape: its blocks
-      slab.offsets = s.slabs[*last].offsets;
-      slab.counts = s.slabs[*last].counts;
-    } else {
-      slab.offsets = std::move(offsets);
-      slab.counts = std::move(counts);
+      blocks = {s.slabs.slab(*last).offsets, s.slabs.slab(*last).counts};
     }
-    slab.slots = slots;
-    slab.free = slots;
-    slab.used.assign(static_cast<std::size_t>(slots), 0);
-    slab.step.assign(static_cast<std::size_t>(slots), -1);
-    slab.kind.assign(static_cast<std::size_t>(slots), -1);
-    slab.run.assign(static_cast<std::size_t>(slots), -1);
-    slab.complete.assign(static_cast<std::size_t>(slots), 0);
-    for (const auto& scalar : checkpoint.scalars) {
-      slab.scalar_names.emplace_back(scalar.name);
-      slab.scalars.emplace_back(static_cast<std::size_t>(slots), 0.0);
-    }
-    for (const auto& f : checkpoint.fields) {
-      slab.fields.emplace_back(f.name);
-      slab.global.push_back(f.global_size);
-      slab.checksums.emplace_back(static_cast<std::size_t>(slots * s.size), 0);
-    }
-    slab.base.assign(nf, 0);
-    s.collective(at + ": creating " + slab.name + " (" + std::to_string(slots) +
+    detail::Slab slab = s.slabs.make_slab(shape, names, std::move(blocks), checkpoint, rows);
+    s.collective(at + ": creating " + slab.name + " (" + std::to_string(rows) +
                      " checkpoint(s)) in '" + s.partial_path + "'",
                  [&] { s.create_slab(slab); });
-    s.slabs.push_back(std::move(slab));
-    found = s.slabs.size() - 1;
+    choice.slab = s.slabs.add(std::move(slab));
   }
-  Impl::Slab& slab = s.slabs[*found];
-  std::int64_t slot = 0;
-  while (slab.used[static_cast<std::size_t>(slot)]) ++slot;
-  const auto j = static_cast<std::size_t>(slot);
-  slab.used[j] = 1;
-  slab.free -= 1;
-  slab.step[j] = key.step;
-  slab.kind[j] = static_cast<std::int64_t>(key.kind);
-  slab.run[j] = key.recording;
-  slab.complete[j] = 0;
-  for (std::size_t k = 0; k < checkpoint.scalars.size(); ++k) {
-    slab.scalars[k][j] = checkpoint.scalars[k].value;
-  }
-  slab.dirty = true;
-  entry.slab = *found;
-  entry.slot = slot;
+  const SlabTable::Row row = s.slabs.take(*choice.slab, key, checkpoint.scalars);
+  const std::string& slab_name = s.slabs.slab(row.slab).name;
+  entry.row = row;
   entry.at.assign(nf, 0);
-  for (std::size_t f = 0; f < nf; ++f) {
-    entry.at[f] = slab.base[f] + 8 * (slot * slab.global[f] + checkpoint.fields[f].offset);
-  }
+  for (std::size_t f = 0; f < nf; ++f) entry.at[f] = s.slabs.block_at(row, f, s.rank);
   if (!entry.behind) {
     // Straight from the caller's buffers: no staging copy. Agreed on, as the bytes move here.
-    s.collective(at + ": writing checkpoint " + to_string(key) + " to " + slab.name + ", slot " +
-                     std::to_string(slot) + " in '" + s.partial_path + "'",
+    s.collective(at + ": writing checkpoint " + to_string(key) + " to " + slab_name + ", row " +
+                     std::to_string(row.index) + " in '" + s.partial_path + "'",
                  [&] {
                    IoJob job;
                    job.kind = IoJob::Kind::Write;
@@ -1179,22 +1029,13 @@ void Hdf5Store::erase(const Key& key) {
     if (it == s.entries.end()) detail::throw_missing(kStore, "erase", key, s.rank);
   });
   if (!local) {
-    // A later put may take the slot: nothing of ours may still touch it.
+    // A later put may take the row: nothing of ours may still touch it.
     if (it->second.write) s.wait_for(*it->second.write);
     s.drop_prefetch(it->second);
   }
   s.agree_here(local, Impl::OnFailure::UnusableIfIo);
   Impl::Entry& e = it->second;
-  Impl::Slab& slab = s.slabs[e.slab];
-  const auto j = static_cast<std::size_t>(e.slot);
-  if (slab.complete[j] != 0) {  // the file says sealed: free once the next seal says erased
-    slab.used[j] = 2;
-    slab.complete[j] = 0;
-    slab.dirty = true;
-  } else {
-    slab.used[j] = 0;
-    slab.free += 1;
-  }
+  s.slabs.release(e.row);
   const std::int64_t bytes = e.layout.bytes();
   s.entries.erase(it);
   detail::count_erase(s.stats, bytes, static_cast<std::int64_t>(s.entries.size()));
@@ -1299,11 +1140,9 @@ std::int64_t Hdf5Store::field_file_offset(const Key& key, std::string_view field
           if (!contains(key)) detail::throw_missing(kStore, "field_file_offset", key, s.rank);
         }));
   const Impl::Entry& e = s.entries.at(key);
-  const Impl::Slab& slab = s.slabs[e.slab];
+  const detail::Slab& slab = s.slabs.slab(e.row.slab);
   for (std::size_t f = 0; f < slab.fields.size(); ++f) {
-    if (slab.fields[f] == field && slab.global[f] > 0) {
-      return slab.base[f] + 8 * e.slot * slab.global[f];
-    }
+    if (slab.fields[f] == field && slab.global[f] > 0) return s.slabs.row_at(e.row, f);
   }
   throw Error(ErrorCode::InvalidArgument, std::string(kStore) + ": checkpoint " + s.located(key) +
                                               " has no field '" + std::string(field) +

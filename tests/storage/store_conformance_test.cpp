@@ -233,7 +233,8 @@ TEST_P(StoreConformance, PutChecksItsArguments) {
 }
 
 // Checkpoints with the same fields spread differently over the ranks (some ranks' blocks alike,
-// others not) are kept apart, and each reads back bitwise, as slots are freed and taken again.
+// others not) are kept apart, and each reads back bitwise, as slots and rows are freed and taken
+// again.
 TEST_P(StoreConformance, OneShapeSpreadInSeveralWaysReadsBack) {
   auto store = make(config());
   const int size = world_size();
@@ -252,7 +253,7 @@ TEST_P(StoreConformance, OneShapeSpreadInSeveralWaysReadsBack) {
     if (i == 5) store->erase(restart(1));
   }
   for (int i = 2; i < 8; ++i) expect_bitwise(*store, restart(i), cps[i]);
-  store->erase(restart(4));  // a b-spread slot, taken again by an a-spread checkpoint
+  store->erase(restart(4));  // a b-spread row, taken again by an a-spread checkpoint
   TestCheckpoint again;
   again.add("u", a, 200);
   store->put(restart(4), again.view());

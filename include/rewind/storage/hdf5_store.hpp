@@ -23,15 +23,15 @@ namespace rwd::storage {
 /// even with keep_files.
 ///
 /// Checkpoints live in slabs (file format 5): a group `slab_<k>` holds one contiguous,
-/// early-allocated float64 dataset [slots, global_size] per field for checkpoints of one shape
-/// (field names, global sizes, every rank's block, scalar names); a checkpoint is one slot, a
-/// row of each dataset, and each rank's block lies at its offset in the row. The group's
-/// attributes are slots, ranks, fields and, per slot, step, kind, run, complete and
-/// scalar:<name>; each dataset's are index (its position in the checkpoint), global_size,
-/// rank_offsets and rank_counts indexed by rank, and rank_checksums (slots x ranks). Checksums
-/// and complete = 1 are written when the store seals its checkpoints, in flush() and in a close()
-/// that keeps the file, after the data is synced; a slot with complete = 0 is never valid. The
-/// ranks' blocks of a field must tile [0, global_size) exactly.
+/// early-allocated float64 dataset [rows, global_size] per field for checkpoints of one shape
+/// (field names, global sizes, every rank's block, scalar names); a checkpoint is one row of
+/// each dataset, and each rank's block lies at its offset in the row. The group's attributes are
+/// slots (the number of rows: format 5's name), ranks, fields and, per row, step, kind, run,
+/// complete and scalar:<name>; each dataset's are index (its position in the checkpoint),
+/// global_size, rank_offsets and rank_counts indexed by rank, and rank_checksums (rows x ranks).
+/// Checksums and complete = 1 are written when the store seals its checkpoints, in flush() and in
+/// a close() that keeps the file, after the data is synced; a row with complete = 0 is never
+/// valid. The ranks' blocks of a field must tile [0, global_size) exactly.
 ///
 /// Every HDF5 and MPI call is made on the thread that calls the store. The bytes of this rank's
 /// blocks move with POSIX pwrite/pread on the store's own descriptor of the file: with
@@ -52,7 +52,7 @@ namespace rwd::storage {
 /// unusable (later calls throw ErrorCode::Io); a bad argument or a checksum mismatch
 /// (ErrorCode::Corrupt) does not.
 ///
-/// erase frees the checkpoint's slot for a later checkpoint of its shape (a slot the file calls
+/// erase frees the checkpoint's row for a later checkpoint of its shape (a row the file calls
 /// complete only after the next seal has said otherwise), so the file grows with the
 /// checkpoints held at once, not with the number ever written.
 class Hdf5Store final : public Store {
@@ -82,7 +82,7 @@ class Hdf5Store final : public Store {
   /// StoreConfig::max_staged_bytes, a decision that depends only on the calls made, so every
   /// rank takes it alike. Does nothing with async_io off.
   void prefetch(const Key& key) override;
-  /// Collective. Waits for the checkpoint's pending write and prefetch, then frees its slot.
+  /// Collective. Waits for the checkpoint's pending write and prefetch, then frees its row.
   void erase(const Key& key) override;
   /// Not collective (every rank holds the same keys).
   bool contains(const Key& key) const override;
