@@ -28,6 +28,7 @@ TEST(StoreRegistry, NamesAndErrors) {
   EXPECT_EQ(ram->name(), "ram");
   EXPECT_EQ(ram->path(), "");
   EXPECT_EQ(ram->collective_comm(), MPI_COMM_NULL);
+  EXPECT_EQ(ram->durable(), nullptr);
 }
 
 TEST(StoreRegistry, KeyNames) {

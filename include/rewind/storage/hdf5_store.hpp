@@ -55,7 +55,7 @@ namespace rwd::storage {
 /// erase frees the checkpoint's row for a later checkpoint of its shape (a row the file calls
 /// complete only after the next seal has said otherwise), so the file grows with the
 /// checkpoints held at once, not with the number ever written.
-class Hdf5Store final : public Store {
+class Hdf5Store final : public Store, public DurableStore {
  public:
   /// Collective on config.comm. Throws Error(Io) on every rank when config.directory does not
   /// exist, is not a directory or is not writable; Error(Mpi) if MPI is not initialised.
@@ -104,15 +104,19 @@ class Hdf5Store final : public Store {
   /// the destructor throw.
   void close() override;
 
+  /// This store: its checkpoints are sealed in a file that outlives it.
+  DurableStore* durable() override { return this; }
+  const DurableStore* durable() const override { return this; }
+
   /// The name the file gets after a clean close with keep_files.
-  std::string final_path() const;
+  std::string final_path() const override;
 
   /// This rank's blocks of checkpoint `key` once it is sealed (after flush()): where they lie
   /// in the file and their checksums, so that they can be read back without HDF5
   /// (read_sealed_blocks()), as a resumed run reads the file of a run that was killed.
   /// Rank-local. Throws Error(InvalidArgument) if the store does not hold `key` or has not
   /// sealed it yet.
-  std::vector<SealedBlock> sealed_blocks(const Key& key) const;
+  std::vector<SealedBlock> sealed_blocks(const Key& key) const override;
   /// Collective. Byte offset in the file of the data of field `field` of checkpoint `key`; rank
   /// r's block starts 8 * rank_offsets[r] bytes later. For tools and for tests that damage a
   /// file on purpose.
