@@ -2,7 +2,7 @@
 // the ranks agree, what a failure does to the store) and the handing of bytes to the I/O thread.
 // The file's life, its HDF5 metadata and the jobs that move the bytes are in the other
 // hdf5_store_*.cpp files (hdf5_store_impl.hpp says which).
-#include "rewind/storage/hdf5_store.hpp"
+#include "hdf5_store.hpp"
 
 #include <cstdio>
 #include <exception>

@@ -42,12 +42,12 @@
 #include <utility>
 #include <vector>
 
+#include "hdf5_store.hpp"
 #include "hdf5_util.hpp"
 #include "io_thread.hpp"
 #include "layout.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 #include "slab_table.hpp"
 #include "staging_pool.hpp"
 #include "store_file.hpp"

@@ -23,8 +23,8 @@
 #include <thread>
 
 #include "checksum.hpp"
+#include "hdf5_store.hpp"
 #include "io_thread.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 #include "store_file.hpp"
 #include "store_test_util.hpp"
 

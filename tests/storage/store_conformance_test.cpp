@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "rewind/storage/hdf5_store.hpp"
+#include "hdf5_store.hpp"
 #include "rewind/storage/sealed_blocks.hpp"
 #include "store_test_util.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "checksum.hpp"
-#include "rewind/storage/ram_store.hpp"
+#include "ram_store.hpp"
 #include "rewind/timing.hpp"
 #include "store_test_util.hpp"
 

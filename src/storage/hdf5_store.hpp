@@ -1,6 +1,6 @@
 #pragma once
-/// @file
-/// Hdf5Store ("hdf5"): checkpoints in one parallel HDF5 file per store.
+// Hdf5Store ("hdf5"): checkpoints in one parallel HDF5 file per store. Private to storage: the
+// layers above reach it through make_store("hdf5", ...), Store and DurableStore (store.hpp).
 
 #include <cstdint>
 #include <memory>
