@@ -12,7 +12,6 @@
 #include "progress.hpp"
 #include "rewind/engine/room.hpp"
 #include "rewind/schedule/registry.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 #include "rewind/timing.hpp"
 #include "run_config.hpp"
 #include "step_replay.hpp"
@@ -406,9 +405,9 @@ bool SolveRun::finish() {
     r.io_mode = disk ? with_option_names(disk->io_mode()) : std::string("no disk checkpoints");
     if (!carry_.shared_stores) {
       // The name the file keeps once closed (closing destroys the store).
-      const auto* h5 = dynamic_cast<const storage::Hdf5Store*>(disk);
+      const storage::DurableStore* durable = disk ? disk->durable() : nullptr;
       const std::string kept =
-          h5 && carry_.stores_config.store.keep_files ? h5->final_path() : std::string();
+          durable && carry_.stores_config.store.keep_files ? durable->final_path() : std::string();
       stores->close();
       r.kept_file = kept;
     }

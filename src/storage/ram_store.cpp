@@ -1,4 +1,4 @@
-#include "rewind/storage/ram_store.hpp"
+#include "ram_store.hpp"
 #include "rewind/timing.hpp"
 
 #include <cstring>

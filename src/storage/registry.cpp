@@ -3,9 +3,9 @@
 #include <array>
 #include <string>
 
+#include "hdf5_store.hpp"
+#include "ram_store.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/hdf5_store.hpp"
-#include "rewind/storage/ram_store.hpp"
 
 namespace rwd::storage {
 

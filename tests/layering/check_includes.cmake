@@ -3,8 +3,10 @@
 # Every C/C++ file in src/<layer>/ and include/rewind/<layer>/ (files directly in include/rewind/
 # and src/core/ are the core layer) may include rewind headers of the layers the table allows and
 # the external packages it allows; nothing may include across layers by a relative path or from
-# apps/; and one file at most in src/, include/ and apps/ includes petsc/private/tsimpl.h. Every
-# violation is printed as "<file>: <include> ..." and the script then fails.
+# apps/; one file at most in src/, include/ and apps/ includes petsc/private/tsimpl.h; and the
+# stores' own headers and classes (hdf5_store.hpp, ram_store.hpp, Hdf5Store, RamStore) stay inside
+# src/storage. Every violation is printed as "<file>: <include> ..." (or "<file>: names ...") and
+# the script then fails.
 
 cmake_minimum_required(VERSION 3.22)
 
@@ -155,6 +157,51 @@ if(n_private GREATER 1)
     list(APPEND violations "${user}: #include <petsc/private/tsimpl.h>: ${n_private} files include PETSc's private TS header, only one may (the PETSc adapter)")
   endforeach()
 endif()
+
+# The stores' own classes are private to storage: a store is reached through make_store(), Store
+# and DurableStore (include/rewind/storage/store.hpp). Outside src/storage/ no file includes
+# hdf5_store.hpp or ram_store.hpp, and no file names Hdf5Store or RamStore in code (comments
+# aside: a line's // comment, and lines inside a /* */ comment that start with '*'); inside
+# src/storage/ only registry.cpp and the store's own files (hdf5_store*, ram_store*) include them.
+set(store_classes Hdf5Store RamStore)
+foreach(f IN LISTS all_files)
+  file(RELATIVE_PATH rel "${SOURCE_DIR}" "${f}")
+  get_filename_component(name "${f}" NAME)
+  set(in_storage FALSE)
+  if(rel MATCHES "^src/storage/")
+    set(in_storage TRUE)
+  endif()
+  file(STRINGS "${f}" hits
+       REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]*/)?(hdf5_store|ram_store)\\.hpp[>\"]")
+  foreach(line IN LISTS hits)
+    string(REGEX MATCH "[<\"][^>\"]+[>\"]" shown "${line}")
+    string(REGEX MATCH "(hdf5_store|ram_store)\\.hpp" header "${line}")
+    string(REPLACE ".hpp" "" stem "${header}")
+    if(NOT in_storage)
+      list(APPEND violations "${rel}: #include ${shown}: a store's own header is private to src/storage (reach a store through make_store(), Store and DurableStore in rewind/storage/store.hpp)")
+    elseif(NOT name STREQUAL "registry.cpp" AND NOT name MATCHES "^${stem}")
+      list(APPEND violations "${rel}: #include ${shown}: inside storage only registry.cpp and the store's own files (${stem}*) include it (use Store and DurableStore)")
+    endif()
+  endforeach()
+  if(in_storage)
+    continue()
+  endif()
+  file(STRINGS "${f}" lines REGEX "Hdf5Store|RamStore")
+  set(named "")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "//.*$" "" code "${line}")
+    string(REGEX REPLACE "/\\*.*\\*/" "" code "${code}")
+    if(code MATCHES "^[ \t]*(\\*|/\\*)")
+      continue()
+    endif()
+    foreach(class IN LISTS store_classes)
+      if(code MATCHES "(^|[^A-Za-z0-9_])${class}([^A-Za-z0-9_]|$)" AND NOT class IN_LIST named)
+        list(APPEND named ${class})
+        list(APPEND violations "${rel}: names ${class} in code: a store's class is private to src/storage (reach it through make_store(), Store and Store::durable())")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
 
 if(violations)
   list(LENGTH violations n)

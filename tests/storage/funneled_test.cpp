@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
+#include "hdf5_store.hpp"
 #include "io_thread.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 #include "store_test_util.hpp"
 
 namespace rwd::storage::test {

@@ -23,8 +23,8 @@
 #include <thread>
 
 #include "checksum.hpp"
+#include "hdf5_store.hpp"
 #include "io_thread.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 #include "store_file.hpp"
 #include "store_test_util.hpp"
 
@@ -446,8 +446,8 @@ TEST(Hdf5FileSizeLimit, MetadataAloneMeetingTheLimitFailsOnEveryRankWithoutAHang
   }
 }
 
-// Rank 0: the complete slots of every slab of a kept file (format 5), by step, each with every
-// rank's checksum of field "u"; every complete slot must be a restart state, and no step twice.
+// Rank 0: the complete rows of every slab of a kept file (format 5), by step, each with every
+// rank's checksum of field "u"; every complete row must be a restart state, and no step twice.
 std::map<std::int64_t, std::vector<std::uint64_t>> complete_restarts(const std::string& kept) {
   std::map<std::int64_t, std::vector<std::uint64_t>> complete;
   const hid_t file = H5Fopen(kept.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -464,9 +464,9 @@ std::map<std::int64_t, std::vector<std::uint64_t>> complete_restarts(const std::
     const std::string name = "slab_" + std::to_string(k);
     if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) break;
     const hid_t g = H5Gopen2(file, name.c_str(), H5P_DEFAULT);
-    std::int64_t slots = 0;
-    read_array(g, "slots", H5T_NATIVE_INT64, &slots);
-    const auto n = static_cast<std::size_t>(slots);
+    std::int64_t rows = 0;
+    read_array(g, "slots", H5T_NATIVE_INT64, &rows);  // format 5's name for the row count
+    const auto n = static_cast<std::size_t>(rows);
     std::vector<std::int64_t> step(n), kind(n), done(n);
     read_array(g, "step", H5T_NATIVE_INT64, step.data());
     read_array(g, "kind", H5T_NATIVE_INT64, kind.data());
@@ -478,7 +478,7 @@ std::map<std::int64_t, std::vector<std::uint64_t>> complete_restarts(const std::
     H5Gclose(g);
     for (std::size_t j = 0; j < n; ++j) {
       if (done[j] == 0) continue;
-      EXPECT_EQ(kind[j], 0) << name << " slot " << j << " is not a restart state";
+      EXPECT_EQ(kind[j], 0) << name << " row " << j << " is not a restart state";
       EXPECT_EQ(complete.count(step[j]), 0u) << "step " << step[j] << " complete twice";
       complete[step[j]].assign(read.begin() + static_cast<std::ptrdiff_t>(j * ranks),
                                read.begin() + static_cast<std::ptrdiff_t>((j + 1) * ranks));
@@ -531,11 +531,11 @@ TEST(Hdf5Seal, KeptFileHoldsEveryRanksChecksumsAndComplete) {
   EXPECT_EQ(complete[2], sums2);
 }
 
-// A sealed checkpoint that is erased keeps its slot until the next seal has written
-// complete = 0 for it; only then does another checkpoint take the slot, and that one is sealed
+// A sealed checkpoint that is erased keeps its row until the next seal has written
+// complete = 0 for it; only then does another checkpoint take the row, and that one is sealed
 // anew. So the file, copied at any moment (a killed run), never pairs one checkpoint's step and
 // checksums with another's bytes.
-TEST(Hdf5Seal, AnErasedSealedSlotIsReusedOnlyAfterTheNextSeal) {
+TEST(Hdf5Seal, AnErasedSealedRowIsReusedOnlyAfterTheNextSeal) {
   ScratchDir dir;
   std::string kept, copy = dir.path() + "/copy.h5";
   std::vector<TestCheckpoint> cps = field_u_checkpoints(4, 40);
@@ -544,22 +544,22 @@ TEST(Hdf5Seal, AnErasedSealedSlotIsReusedOnlyAfterTheNextSeal) {
     c.keep_files = true;
     auto store = make(c);
     store->put(restart(0), cps[0].view());
-    store->flush();  // seals restart 0 in slab_0, slot 0
-    const std::int64_t slot0 = store->sealed_blocks(restart(0))[0].at;
+    store->flush();  // seals restart 0 in slab_0, row 0
+    const std::int64_t row0 = store->sealed_blocks(restart(0))[0].at;
     store->erase(restart(0));
-    store->put(restart(5), cps[1].view());  // not into slot 0: the file still calls it complete
+    store->put(restart(5), cps[1].view());  // not into row 0: the file still calls it complete
     MPI_Barrier(MPI_COMM_WORLD);
     if (world_rank() == 0) std::filesystem::copy_file(store->path(), copy);  // a kill, here
     MPI_Barrier(MPI_COMM_WORLD);
-    store->flush();  // seals restart 5, and says slot 0 is erased
-    EXPECT_NE(store->sealed_blocks(restart(5))[0].at, slot0);
-    store->put(restart(6), cps[2].view());  // now slot 0 is free
+    store->flush();  // seals restart 5, and says row 0 is erased
+    EXPECT_NE(store->sealed_blocks(restart(5))[0].at, row0);
+    store->put(restart(6), cps[2].view());  // now row 0 is free
     store->flush();
-    EXPECT_EQ(store->sealed_blocks(restart(6))[0].at, slot0) << "the freed slot was not reused";
+    EXPECT_EQ(store->sealed_blocks(restart(6))[0].at, row0) << "the freed row was not reused";
     EXPECT_EQ(store->sealed_blocks(restart(6))[0].checksum,
               detail::checksum(std::span<const double>(cps[2].fields[0].data)));
     store->put(restart(7), cps[3].view());
-    store->erase(restart(7));  // never sealed: its slot is free at once
+    store->erase(restart(7));  // never sealed: its row is free at once
     store->erase(restart(5));
     kept = store->final_path();
   }  // close seals: restart 5 is no longer complete
@@ -567,7 +567,7 @@ TEST(Hdf5Seal, AnErasedSealedSlotIsReusedOnlyAfterTheNextSeal) {
   const std::vector<std::uint64_t> sums6 = every_ranks_checksum(cps[2]);
   if (world_rank() != 0) return;
   // The copy taken between the erase and the next seal: restart 0 complete, with its checksums
-  // (and its row untouched: restart 5 went to another slot, checked above).
+  // (and its row untouched: restart 5 went to another row, checked above).
   const auto then = complete_restarts(copy);
   ASSERT_EQ(then.size(), 1u);
   ASSERT_EQ(then.count(0), 1u);

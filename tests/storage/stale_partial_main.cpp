@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "hdf5_store.hpp"
 #include "rewind/error.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 
 namespace {
 

@@ -12,7 +12,8 @@
 #include <filesystem>
 #include <regex>
 
-#include "rewind/storage/hdf5_store.hpp"
+#include "hdf5_store.hpp"
+#include "rewind/storage/sealed_blocks.hpp"
 #include "store_test_util.hpp"
 
 namespace rwd::storage::test {
@@ -233,7 +234,8 @@ TEST_P(StoreConformance, PutChecksItsArguments) {
 }
 
 // Checkpoints with the same fields spread differently over the ranks (some ranks' blocks alike,
-// others not) are kept apart, and each reads back bitwise, as slots are freed and taken again.
+// others not) are kept apart, and each reads back bitwise, as slots and rows are freed and taken
+// again.
 TEST_P(StoreConformance, OneShapeSpreadInSeveralWaysReadsBack) {
   auto store = make(config());
   const int size = world_size();
@@ -252,7 +254,7 @@ TEST_P(StoreConformance, OneShapeSpreadInSeveralWaysReadsBack) {
     if (i == 5) store->erase(restart(1));
   }
   for (int i = 2; i < 8; ++i) expect_bitwise(*store, restart(i), cps[i]);
-  store->erase(restart(4));  // a b-spread slot, taken again by an a-spread checkpoint
+  store->erase(restart(4));  // a b-spread row, taken again by an a-spread checkpoint
   TestCheckpoint again;
   again.add("u", a, 200);
   store->put(restart(4), again.view());
@@ -478,6 +480,46 @@ TEST_P(StoreConformance, FilesAreNamedUniquelyAndCleanedUp) {
     s->abandon();
   }
   EXPECT_EQ(scratch_.files(), std::vector<std::string>{finished}) << "a failed run's file was kept";
+}
+
+// What a store keeps beyond its own life is reached through the Store interface alone
+// (Store::durable()): the name its file keeps, and this rank's sealed blocks, which read back
+// without the store.
+TEST_P(StoreConformance, DurableCheckpointsAreReachedThroughTheInterface) {
+  auto c = config();
+  c.keep_files = true;
+  auto store = make(c);
+  const Store& same = *store;
+  EXPECT_EQ(same.durable(), store->durable()) << "the const and the other answer differ";
+  if (!disk()) {
+    EXPECT_EQ(store->durable(), nullptr) << "a RAM store keeps nothing durable";
+    return;
+  }
+  DurableStore* durable = store->durable();
+  ASSERT_NE(durable, nullptr);
+  EXPECT_EQ(durable->final_path() + ".partial", store->path());
+  TestCheckpoint a(4);
+  store->put(restart(2), a.view());
+  expect_error([&] { durable->sealed_blocks(restart(2)); }, ErrorCode::InvalidArgument,
+               {"sealed_blocks(restart 2)", "not sealed yet"});
+  expect_error([&] { durable->sealed_blocks(restart(9)); }, ErrorCode::InvalidArgument,
+               {"sealed_blocks(restart 9)", "not held"});
+  store->flush();
+  const std::vector<SealedBlock> blocks = durable->sealed_blocks(restart(2));
+  ASSERT_EQ(blocks.size(), a.fields.size());
+  Readback back(a);
+  read_sealed_blocks(store->path(), blocks, back.span().fields);
+  for (std::size_t f = 0; f < a.fields.size(); ++f) {
+    EXPECT_EQ(blocks[f].field, a.fields[f].name);
+    ASSERT_EQ(back.fields[f].data.size(), a.fields[f].data.size());
+    for (std::size_t i = 0; i < a.fields[f].data.size(); ++i) {
+      ASSERT_EQ(bits(back.fields[f].data[i]), bits(a.fields[f].data[i])) << a.fields[f].name;
+    }
+  }
+  const std::string kept = durable->final_path();
+  store->close();
+  EXPECT_EQ(store->path(), kept);
+  EXPECT_TRUE(std::filesystem::exists(kept));
 }
 
 TEST_P(StoreConformance, KeptFileExplainsItselfInH5dump) {

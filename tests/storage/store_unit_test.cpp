@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "checksum.hpp"
-#include "rewind/storage/ram_store.hpp"
+#include "ram_store.hpp"
 #include "rewind/timing.hpp"
 #include "store_test_util.hpp"
 
@@ -28,6 +28,7 @@ TEST(StoreRegistry, NamesAndErrors) {
   EXPECT_EQ(ram->name(), "ram");
   EXPECT_EQ(ram->path(), "");
   EXPECT_EQ(ram->collective_comm(), MPI_COMM_NULL);
+  EXPECT_EQ(ram->durable(), nullptr);
 }
 
 TEST(StoreRegistry, KeyNames) {

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "hdf5_store.hpp"
 #include "io_thread.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 #include "store_test_util.hpp"
 
 namespace rwd::storage::test {

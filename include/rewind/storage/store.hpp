@@ -19,6 +19,9 @@
 
 namespace rwd::storage {
 
+struct SealedBlock;  // rewind/storage/sealed_blocks.hpp
+class DurableStore;
+
 /// This rank's block of a distributed array, for writing.
 struct FieldView {
   std::string_view name;
@@ -109,9 +112,11 @@ struct StoreConfig {
   std::int64_t inline_io_bytes = std::int64_t{64} << 10;
 };
 
-/// A checkpoint store. Whether put/get/erase are collective is stated by each store: RamStore
-/// is rank-local; Hdf5Store is collective on its communicator (every rank calls with the same
-/// keys in the same order). Errors are rwd::Error; on collective paths every rank throws.
+/// A checkpoint store. Whether put/get/erase are collective is stated by each store: "ram" is
+/// rank-local; "hdf5" is collective on its communicator (every rank calls with the same keys in
+/// the same order). Errors are rwd::Error; on collective paths every rank throws. Stores are made
+/// by make_store() and used through this interface (and DurableStore): no layer above storage
+/// names an implementation.
 class Store {
  public:
   virtual ~Store() = default;
@@ -165,6 +170,29 @@ class Store {
   /// "synchronous (StoreConfig::async_io is off)", "write-behind and prefetch on the process
   /// I/O thread (...)"). Not collective.
   virtual std::string io_mode() const { return "in memory"; }
+
+  /// The store's durable checkpoints (DurableStore), or nullptr for a store that keeps none
+  /// (the RAM store). The answer never changes during the store's life. Not collective.
+  virtual DurableStore* durable() { return nullptr; }
+  virtual const DurableStore* durable() const { return nullptr; }
+};
+
+/// What a store that keeps checkpoints in a file beyond its own life offers (the "hdf5" store),
+/// reached through Store::durable(): checkpoints that a later run can read back without the
+/// store, as a resumed run reads the file of a run that was killed (docs/resume.md).
+class DurableStore {
+ public:
+  virtual ~DurableStore() = default;
+
+  /// This rank's blocks of checkpoint `key` once it is sealed (after Store::flush()): where they
+  /// lie in the file and their checksums, so that they can be read back without HDF5
+  /// (read_sealed_blocks(), rewind/storage/sealed_blocks.hpp). Rank-local. Throws
+  /// Error(InvalidArgument) if the store does not hold `key` or has not sealed it yet.
+  virtual std::vector<SealedBlock> sealed_blocks(const Key& key) const = 0;
+
+  /// The name the file gets after a clean close with StoreConfig::keep_files (Store::path() is
+  /// its name now). Not collective.
+  virtual std::string final_path() const = 0;
 };
 
 /// Builds store `name` ("ram", "hdf5"). Collective on config.comm for collective stores.

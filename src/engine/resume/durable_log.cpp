@@ -9,7 +9,6 @@
 
 #include "resume_files.hpp"
 #include "rewind/comm/agree.hpp"
-#include "rewind/storage/hdf5_store.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine {
@@ -328,20 +327,23 @@ struct DurableLog::Impl {
     throw Error(ErrorCode::Internal, "resume: no durable state at step " + std::to_string(step));
   }
 
-  storage::Hdf5Store& disk() {
+  storage::Store& disk() {
     storage::Store& store = stores_->disk();
-    auto* h5 = dynamic_cast<storage::Hdf5Store*>(&store);
-    if (!h5) throw Error(ErrorCode::Internal, "resume: the disk store is not the hdf5 store");
+    if (!store.durable()) {
+      throw Error(
+          ErrorCode::Internal,
+          "resume: the disk store keeps no durable checkpoints (store '" + store.name() + "')");
+    }
     if (!linked_) {
       // The store's file is removed when it closes or fails; this second name keeps it for a
       // resumed run after a kill, until this run ends cleanly.
       link_ = data_link_name(settings_.label, m_.generation);
       agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
-              hard_link(h5->path(), (std::filesystem::path(dir_) / link_).string());
+              hard_link(store.path(), (std::filesystem::path(dir_) / link_).string());
             }));
       linked_ = true;
     }
-    return *h5;
+    return store;
   }
 
   // Makes the state (or the adjoint state) the stepper holds at `step` durable, lists it in the
@@ -349,7 +351,7 @@ struct DurableLog::Impl {
   void save(bool adjoint, Step step, const std::vector<Field>& fields, bool last = false) {
     saved_any_ = true;
     const auto t0 = SteadyClock::now();
-    storage::Hdf5Store& store = disk();
+    storage::Store& store = disk();
     const Key key{step, Kind::Restart, adjoint ? adjoint_id_ : state_id_};
     std::vector<storage::FieldView> views;
     for (const Field& f : fields) views.push_back({f.name, f.data, f.offset, f.global_size});
@@ -358,7 +360,7 @@ struct DurableLog::Impl {
     ManifestEntry e;
     e.step = step;
     e.file = link_;
-    e.blocks = gather(store.sealed_blocks(key), adjoint ? now_.adjoint : now_.state);
+    e.blocks = gather(store.durable()->sealed_blocks(key), adjoint ? now_.adjoint : now_.state);
     std::vector<Key> freed;
     if (adjoint) {
       if (m_.reverse && m_.reverse->file == link_) {

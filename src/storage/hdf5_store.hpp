@@ -1,6 +1,6 @@
 #pragma once
-/// @file
-/// Hdf5Store ("hdf5"): checkpoints in one parallel HDF5 file per store.
+// Hdf5Store ("hdf5"): checkpoints in one parallel HDF5 file per store. Private to storage: the
+// layers above reach it through make_store("hdf5", ...), Store and DurableStore (store.hpp).
 
 #include <cstdint>
 #include <memory>
@@ -23,15 +23,15 @@ namespace rwd::storage {
 /// even with keep_files.
 ///
 /// Checkpoints live in slabs (file format 5): a group `slab_<k>` holds one contiguous,
-/// early-allocated float64 dataset [slots, global_size] per field for checkpoints of one shape
-/// (field names, global sizes, every rank's block, scalar names); a checkpoint is one slot, a
-/// row of each dataset, and each rank's block lies at its offset in the row. The group's
-/// attributes are slots, ranks, fields and, per slot, step, kind, run, complete and
-/// scalar:<name>; each dataset's are index (its position in the checkpoint), global_size,
-/// rank_offsets and rank_counts indexed by rank, and rank_checksums (slots x ranks). Checksums
-/// and complete = 1 are written when the store seals its checkpoints, in flush() and in a close()
-/// that keeps the file, after the data is synced; a slot with complete = 0 is never valid. The
-/// ranks' blocks of a field must tile [0, global_size) exactly.
+/// early-allocated float64 dataset [rows, global_size] per field for checkpoints of one shape
+/// (field names, global sizes, every rank's block, scalar names); a checkpoint is one row of
+/// each dataset, and each rank's block lies at its offset in the row. The group's attributes are
+/// slots (the number of rows: format 5's name), ranks, fields and, per row, step, kind, run,
+/// complete and scalar:<name>; each dataset's are index (its position in the checkpoint),
+/// global_size, rank_offsets and rank_counts indexed by rank, and rank_checksums (rows x ranks).
+/// Checksums and complete = 1 are written when the store seals its checkpoints, in flush() and in
+/// a close() that keeps the file, after the data is synced; a row with complete = 0 is never
+/// valid. The ranks' blocks of a field must tile [0, global_size) exactly.
 ///
 /// Every HDF5 and MPI call is made on the thread that calls the store. The bytes of this rank's
 /// blocks move with POSIX pwrite/pread on the store's own descriptor of the file: with
@@ -52,10 +52,10 @@ namespace rwd::storage {
 /// unusable (later calls throw ErrorCode::Io); a bad argument or a checksum mismatch
 /// (ErrorCode::Corrupt) does not.
 ///
-/// erase frees the checkpoint's slot for a later checkpoint of its shape (a slot the file calls
+/// erase frees the checkpoint's row for a later checkpoint of its shape (a row the file calls
 /// complete only after the next seal has said otherwise), so the file grows with the
 /// checkpoints held at once, not with the number ever written.
-class Hdf5Store final : public Store {
+class Hdf5Store final : public Store, public DurableStore {
  public:
   /// Collective on config.comm. Throws Error(Io) on every rank when config.directory does not
   /// exist, is not a directory or is not writable; Error(Mpi) if MPI is not initialised.
@@ -82,7 +82,7 @@ class Hdf5Store final : public Store {
   /// StoreConfig::max_staged_bytes, a decision that depends only on the calls made, so every
   /// rank takes it alike. Does nothing with async_io off.
   void prefetch(const Key& key) override;
-  /// Collective. Waits for the checkpoint's pending write and prefetch, then frees its slot.
+  /// Collective. Waits for the checkpoint's pending write and prefetch, then frees its row.
   void erase(const Key& key) override;
   /// Not collective (every rank holds the same keys).
   bool contains(const Key& key) const override;
@@ -104,15 +104,19 @@ class Hdf5Store final : public Store {
   /// the destructor throw.
   void close() override;
 
+  /// This store: its checkpoints are sealed in a file that outlives it.
+  DurableStore* durable() override { return this; }
+  const DurableStore* durable() const override { return this; }
+
   /// The name the file gets after a clean close with keep_files.
-  std::string final_path() const;
+  std::string final_path() const override;
 
   /// This rank's blocks of checkpoint `key` once it is sealed (after flush()): where they lie
   /// in the file and their checksums, so that they can be read back without HDF5
   /// (read_sealed_blocks()), as a resumed run reads the file of a run that was killed.
   /// Rank-local. Throws Error(InvalidArgument) if the store does not hold `key` or has not
   /// sealed it yet.
-  std::vector<SealedBlock> sealed_blocks(const Key& key) const;
+  std::vector<SealedBlock> sealed_blocks(const Key& key) const override;
   /// Collective. Byte offset in the file of the data of field `field` of checkpoint `key`; rank
   /// r's block starts 8 * rank_offsets[r] bytes later. For tools and for tests that damage a
   /// file on purpose.

@@ -1,6 +1,6 @@
 #pragma once
-/// @file
-/// RamStore ("ram"): checkpoints in this rank's memory.
+// RamStore ("ram"): checkpoints in this rank's memory. Private to storage: the layers above reach
+// it through make_store("ram", ...) and Store (store.hpp).
 
 #include <cstddef>
 #include <cstdint>
