@@ -15,7 +15,7 @@
 
 namespace rwd::apps {
 
-PetscErrorCode read_check_options(PetscOptionItems* PetscOptionsObject, CheckOptions* o) {
+PetscErrorCode read_check_options(OptionItems PetscOptionsObject, CheckOptions* o) {
   PetscFunctionBeginUser;
   PetscCall(PetscOptionsBool("-taylor", "Check the gradient with a Taylor test", "", o->taylor,
                              &o->taylor, nullptr));

@@ -44,7 +44,7 @@ namespace {
 
 // PETSc reads an integer option with atoll and a cast to PetscInt, so 4294967295 silently
 // becomes -1 (here: unlimited). The text of each integer option is checked first.
-PetscErrorCode check_integer_text(PetscOptionItems* items, const char* name, MPI_Comm comm) {
+PetscErrorCode check_integer_text(detail::OptionItems items, const char* name, MPI_Comm comm) {
   char text[256];
   PetscBool set = PETSC_FALSE;
   PetscFunctionBegin;
@@ -61,7 +61,7 @@ PetscErrorCode check_integer_text(PetscOptionItems* items, const char* name, MPI
 
 }  // namespace
 
-PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MPI_Comm comm) {
+PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
   char schedule[256];
   PetscBool flg = PETSC_FALSE;
   PetscFunctionBegin;

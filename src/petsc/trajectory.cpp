@@ -249,7 +249,7 @@ PetscErrorCode destroy_op(TSTrajectory tj) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode setfromoptions_op(TSTrajectory tj, PetscOptionItems* items) {
+PetscErrorCode setfromoptions_op(TSTrajectory tj, detail::OptionItems items) {
   PetscFunctionBegin;
   PetscCall(read_options(trajectory(tj).carry.options, items, PetscObjectComm((PetscObject)tj)));
   PetscFunctionReturn(0);
