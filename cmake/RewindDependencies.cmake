@@ -55,6 +55,13 @@ if(NOT _rewind_petsc_minor IN_LIST REWIND_PETSC_TESTED)
                         "-DREWIND_PETSC_UNTESTED=ON to build and test it yourself")
   endif()
 endif()
+# PETSc 3.25 renamed -ts_dt to -ts_time_step (the old name is still read, with a deprecation
+# notice on stdout): the tests give the step size by the name of the PETSc they run against.
+if(PETSC_VERSION VERSION_GREATER_EQUAL 3.25)
+  set(REWIND_TS_DT -ts_time_step)
+else()
+  set(REWIND_TS_DT -ts_dt)
+endif()
 # xxHash (Debian: libxxhash-dev). The engine's resume manifest checksums its own text with the
 # header inline (XXH_INLINE_ALL). rewind::storage links the library privately for the checkpoint
 # checksum: its XXH3 *_dispatch functions pick AVX-512, AVX2 or SSE2 at run time (3.6 times the

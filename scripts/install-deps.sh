@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   python3-matplotlib python3-h5py
   libxxhash-dev
+  libadolc-dev  # PETSc's autodiff tutorials in the tutorial sweep (ADOL-C, with ColPack)
   clang
   valgrind  # memcheck on the schedule and store tests (ctest -L valgrind); ASan/UBSan come with g++
 )
