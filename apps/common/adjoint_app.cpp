@@ -9,6 +9,7 @@
 
 #include "checks.hpp"
 #include "driver.hpp"
+#include "field_file.hpp"
 #include "report.hpp"
 #include "rewind/error.hpp"
 #include "rewind/petsc/trajectory.h"
