@@ -10,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
   python3-matplotlib python3-h5py
+  python3-petsc4py  # tests/petsc4py, examples/petsc4py (the PETSc of petsc-dev, which rewind uses)
   libxxhash-dev
   clang
   valgrind  # memcheck on the schedule and store tests (ctest -L valgrind); ASan/UBSan come with g++
