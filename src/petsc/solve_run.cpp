@@ -148,27 +148,36 @@ void SolveRun::before_step() {
                 "-ts_trajectory_rewind_resume");
   }
   if (!forward_ended_ || segments_.empty() || !segments_.front().recording) return;
-  // A TSSolve continues the run from the state the program left in the TS (it may have changed
-  // the state and the model since the last solve).
+  // A TSSolve continues the run from the state the program left in the TS; the program may have
+  // changed its model and its state since the last solve.
   const PetscReal t = detail::clock(ts_).time;
   const auto s = static_cast<std::size_t>(last_set_);
-  if (t != log_.times[s]) {
-    char msg[512];
-    std::snprintf(msg, sizeof msg,
-                  "rewind: this TSSolve continues the run's step numbering from step %lld, which "
-                  "ended at t = %.17g, but starts at t = %.17g; continue from the time the last "
-                  "solve ended, or start a new run with TSSetStepNumber(ts, 0)",
-                  static_cast<long long>(last_set_), static_cast<double>(log_.times[s]),
-                  static_cast<double>(t));
-    throw Error(ErrorCode::InvalidArgument, msg);
-  }
-  // The last segment's final state and its last step's data were in the TS, which the program
-  // may have changed: its reverse rebuilds them (checked against the first sweep), or it kept
-  // them when it could not (set()), or the budget had no room to keep them.
-  if (unkept_) throw *unkept_;
   Segment& previous = segments_.back();
-  if (previous.recording && previous.recording->phase() == engine::Phase::Recorded) {
-    previous.recording->lose_work();
+  if (previous.recording) {
+    // The segment the last solve ended is reversed from what it holds: running one of its steps
+    // again would run it with the model as the program leaves it, not as that solve had it.
+    if (!previous.recording->whole() && carry_.options.recompute_solves != PETSC_TRUE) {
+      throw Error(ErrorCode::InvalidArgument,
+                  not_whole(previous, last_set_, detail::solution_only(tj_)));
+    }
+    // Its final state and last stages were in the TS, which this solve moves on: kept when its
+    // solve ended (set()), or else recomputed in its reverse (-ts_trajectory_rewind_recompute_
+    // _solves), or lost for want of room.
+    if (previous.recording->phase() == engine::Phase::Recorded) {
+      if (unkept_ &&
+          (carry_.options.recompute_solves != PETSC_TRUE || !previous.recording->can_rebuild())) {
+        throw *unkept_;
+      }
+      previous.recording->lose_work();
+    }
+    previous.keep_whole = carry_.options.recompute_solves != PETSC_TRUE;
+  }
+  unkept_.reset();
+  // A solve that sets the clock elsewhere (PETSc's ex9busadj goes back to the fault's time)
+  // starts its segment there; the last solve's end stays where that segment's reverse wants it.
+  if (t != log_.times[s]) {
+    log_.ended_at[s] = log_.times[s];
+    log_.times.set_back(t);
   }
   forward_ended_ = false;
   if (log_.proposed.size() != s + 1) {
@@ -288,10 +297,11 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
   if (last) {
     segments_.end(stepnum, false);
     // Another TSSolve may continue this run and move the TS past its final state and last
-    // stages; a recording that could not recompute them keeps them now.
+    // stages, after the program changed its model: a recording that could not recompute them,
+    // or that must not (it holds every step's data), keeps them now, where the budget has room.
     Segment& s = segments_.back();
     if (!durable_ && s.recording && s.recording->phase() == engine::Phase::Recorded &&
-        !s.recording->can_rebuild()) {
+        (!s.recording->can_rebuild() || s.recording->whole())) {
       try {
         s.recording->park();
       } catch (const Error& e) {
@@ -299,11 +309,10 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
         // that continues the run would lose them (before_step()).
         unkept_.emplace(e.code(),
                         segments_.note(s.first) +
-                            " ended with a TSSolve that another TSSolve continues; its schedule (" +
-                            s.recording->plan().schedule +
-                            ") keeps no state to recompute its last step from, so its final "
-                            "state and last stages had to be kept when its TSSolve ended, "
-                            "and the budget had no room left for them. " +
+                            " ended with a TSSolve that another TSSolve continues; its final "
+                            "state and last stages had to be kept when its TSSolve ended (the "
+                            "program may change its model before the next), and the budget had "
+                            "no room left for them. " +
                             kRoomAdvice + " (" + e.what() + ")");
       }
     }
@@ -358,9 +367,10 @@ void SolveRun::get(PetscInt stepnum, PetscReal* t) {
   ++reversed_;
   report_progress("adjoint", last_set_ - stepnum);
   const auto k = static_cast<std::size_t>(stepnum);
-  detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
-  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));
-  *t = log_.times[k];
+  const PetscReal end = log_.end_time(k);
+  detail::set_clock(ts_, {stepnum, end, log_.times[k - 1]});
+  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - end));
+  *t = end;
 }
 
 bool SolveRun::finish() {
@@ -573,9 +583,10 @@ void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
   ++reversed_;
   report_progress("adjoint", last_set_ - stepnum);
   const auto k = static_cast<std::size_t>(stepnum);
-  detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
-  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));
-  *t = log_.times[k];
+  const PetscReal end = log_.end_time(k);
+  detail::set_clock(ts_, {stepnum, end, log_.times[k - 1]});
+  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - end));
+  *t = end;
 }
 
 }  // namespace rwd::petsc

@@ -116,7 +116,8 @@ class SolveRun {
   /// A new segment from the state the TS holds at step `first`.
   void start_segment(PetscInt first);
   /// Before each first-sweep attempt at a step: a TSSolve that continues an ended run starts a
-  /// segment from the state the program left in the TS.
+  /// segment from the state the program left in the TS, once the segment the last solve ended
+  /// is known to need no step run again (or -ts_trajectory_rewind_recompute_solves).
   void before_step();
   // ---- a resumable run (-ts_trajectory_rewind_resume): one recording an interval -----------
   /// A run that is not resumable says so when the directory holds a killed resumable run's

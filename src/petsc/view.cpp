@@ -183,7 +183,14 @@ PetscErrorCode view_shape(PetscViewer viewer, const RunReport& r) {
         viewer, "    %lld steps recomputed to rebuild states a continued TSSolve moved past\n",
         (long long)s.rebuilt_steps));
   }
-  if (r.verify) {
+  if (r.verify && s.verify_tolerated > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    replay check: %lld recomputed fields differed from the forward run within "
+        "-ts_trajectory_rewind_verify_tolerance (largest %.1e relative; rank 0), every other "
+        "matched (hashing %.4f s)\n",
+        static_cast<long long>(s.verify_tolerated), s.verify_largest_tolerated, s.verify_seconds));
+  } else if (r.verify) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "    replay check: every recomputed state matched the forward run (hashing %.4f s; "
