@@ -141,15 +141,18 @@ void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
               std::to_string(ulps) + " units in the last place)";
     }
     if (tolerance_ > 0.0) {
-      what += ", more than the tolerance " + scientific(tolerance_) + " (" + tolerance_name_ + ")";
+      char text[96];
+      std::snprintf(text, sizeof text, " (%.6e), more than the tolerance %.6e (", size, tolerance_);
+      what += text + tolerance_name_ + ")";
     }
     if (size < 1e-10 || ulps >= 0) {
       // Round-off: the model is the same, the arithmetic is not.
       what +=
           ": round-off, but the gradient would differ from store-all's by about as much. "
           "What usually causes it: arithmetic that depends on the run's history (an "
-          "automatic-differentiation Jacobian taped once, a cache) or on timing (a "
-          "reduction in another order)";
+          "automatic-differentiation Jacobian taped once, a cache, a parameter set back by "
+          "arithmetic that rounds, as (p + d) - d) or on timing (a reduction in another "
+          "order)";
       if (tolerance_ == 0.0 && !tolerance_name_.empty()) {
         what += "; to accept it, give " + tolerance_name_ + " (e.g. 1e-12)";
       }

@@ -34,6 +34,7 @@ engine::SettingNames option_names() {
   n.no_pullback = "-ts_trajectory_solution_only";
   n.steps = "-ts_max_steps/-ts_max_time";
   n.verify_tolerance = "-ts_trajectory_rewind_verify_tolerance";
+  n.verify = "-ts_trajectory_rewind_verify";
   n.pullback_data = "stages";
   n.directory = "-ts_trajectory_dirname";
   n.async_io = "-ts_trajectory_rewind_async";
@@ -125,7 +126,7 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       "-ts_trajectory_rewind_verify_tolerance",
       "With the replay check: accept a recomputed state that differs from the forward run's by "
       "at most this much relative to its norm (0: the same bits)",
-      "", o.verify_tolerance, &o.verify_tolerance, NULL));
+      "TSTrajectoryRewindSetVerifyTolerance", o.verify_tolerance, &o.verify_tolerance, NULL));
   PetscCall(PetscOptionsBool(
       "-ts_trajectory_rewind_resume",
       "Make the run survive a kill (durable checkpoints and a manifest in "
@@ -139,7 +140,7 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       "-ts_trajectory_rewind_recompute_solves",
       "Let a TSSolve continue a run whose earlier solves are not held whole: their steps are run "
       "again in the adjoint, right only if the program changes nothing between its TSSolve calls",
-      "", o.recompute_solves, &o.recompute_solves, NULL));
+      "TSTrajectoryRewindSetRecomputeSolves", o.recompute_solves, &o.recompute_solves, NULL));
   PetscOptionsHeadEnd();
   if (flg) {
     PetscCheck(schedule::ScheduleRegistry::instance().contains(schedule), comm,

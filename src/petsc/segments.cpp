@@ -59,7 +59,8 @@ engine::Claim park_growth(const engine::Recording& r) {
 
 }  // namespace
 
-std::string not_whole(const Segment& previous, PetscInt from, bool solution_only) {
+std::string not_whole(const Segment& previous, PetscInt from, bool solution_only,
+                      std::int64_t held) {
   const engine::Recording& r = *previous.recording;
   const PetscInt n = r.steps();
   std::string why;
@@ -78,13 +79,18 @@ std::string not_whole(const Segment& previous, PetscInt from, bool solution_only
         "give -ts_trajectory_solution_only 0 and a budget that holds every step of each "
         "TSSolve";
   } else if (r.plan().params.steps > 0) {
-    advice = "give a budget that holds every step of each TSSolve (" + std::to_string(n + 1) +
-             " checkpoints for this one, over -ts_trajectory_max_cps_ram and "
-             "-ts_trajectory_max_cps_disk with -ts_trajectory_dirname)";
+    advice =
+        "give a budget that holds every step of each TSSolve until the adjoint (a "
+        "solve's steps + 1 each: " +
+        std::to_string(held) +
+        " checkpoints for the solves so far, and as many again for each solve to come; "
+        "over -ts_trajectory_max_cps_ram and -ts_trajectory_max_cps_disk with "
+        "-ts_trajectory_dirname)";
   } else {
     advice =
-        "leave -ts_trajectory_max_cps_ram out (every step is stored: with events or "
-        "adaptive steps no step count is known in advance to plan a budget for)";
+        "leave out -ts_trajectory_max_cps_ram and -ts_trajectory_max_cps_disk (every step is "
+        "then stored in RAM: with events or adaptive steps no step count is known in advance, "
+        "and only store-all keeps a solve whole)";
   }
   return "rewind: this TSSolve continues the run from step " + std::to_string(from) +
          ", and the program may have changed its model or its state since the last TSSolve; "

@@ -41,7 +41,9 @@ struct Segment {
 /// The refusal of a TSSolve that continues the run from step `from` after `previous`, which is
 /// not whole (its reverse would run steps again, under the model as the program leaves it): why,
 /// and what holds each solve whole, or the option for programs that change nothing.
-std::string not_whole(const Segment& previous, PetscInt from, bool solution_only);
+/// `held`: the checkpoints that hold the solves so far whole (their steps + 1 each).
+std::string not_whole(const Segment& previous, PetscInt from, bool solution_only,
+                      std::int64_t held);
 
 class Segments {
  public:

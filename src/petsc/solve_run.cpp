@@ -157,8 +157,12 @@ void SolveRun::before_step() {
     // The segment the last solve ended is reversed from what it holds: running one of its steps
     // again would run it with the model as the program leaves it, not as that solve had it.
     if (!previous.recording->whole() && carry_.options.recompute_solves != PETSC_TRUE) {
+      std::int64_t held = 0;
+      for (std::size_t j = 0; j < segments_.size(); ++j) {
+        if (segments_[j].recording) held += segments_[j].recording->steps() + 1;
+      }
       throw Error(ErrorCode::InvalidArgument,
-                  not_whole(previous, last_set_, detail::solution_only(tj_)));
+                  not_whole(previous, last_set_, detail::solution_only(tj_), held));
     }
     // Its final state and last stages were in the TS, which this solve moves on: kept when its
     // solve ended (set()), or else recomputed in its reverse (-ts_trajectory_rewind_recompute_
@@ -396,6 +400,15 @@ bool SolveRun::finish() {
   r.segments = static_cast<PetscInt>(segments_.size());
   r.events = events_seen_;
   r.thinned = segments_.thinned();
+  r.segment_plans.clear();
+  for (std::size_t j = 0; j < segments_.size() && j < 8; ++j) {
+    const Segment& g = segments_[j];
+    if (!g.recording) continue;
+    r.segment_plans += (r.segment_plans.empty() ? "steps " : ", ") + std::to_string(g.first) + "-" +
+                       std::to_string(g.first + g.recording->steps()) + " " +
+                       g.recording->plan().schedule;
+  }
+  if (segments_.size() > 8) r.segment_plans += ", ...";
   r.verify = carry_.options.verify == PETSC_TRUE;
   r.resume_interval = durable_ ? durable_->interval() : 0;
   r.resume_bound = durable_ && durable_->adaptive() ? durable_->steps() : 0;

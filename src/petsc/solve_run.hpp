@@ -54,6 +54,7 @@ struct RunReport {
   PetscInt segments = 0;
   PetscInt events = 0;
   PetscInt thinned = 0;          ///< segments thinned to make room for later ones
+  std::string segment_plans;     ///< "steps 0-100 storeall, 100-120 mixed, ..." (the first 8)
   bool verify = false;           ///< recomputed states were checked
   std::string io_mode;           ///< how disk checkpoints moved, and why
   std::string kept_file;         ///< the disk checkpoints' file, kept (-ts_trajectory_keep_files)

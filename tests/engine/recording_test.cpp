@@ -565,19 +565,29 @@ TEST(ReplayCheck, ATolerancePassesRoundOffAndStopsAChangedModel) {
   } catch (const Error& e) {
     what = e.what();
   }
-  EXPECT_TRUE(all_ranks(what.find("more than the tolerance 1.0e-09 "
+  EXPECT_TRUE(all_ranks(what.find("more than the tolerance 1.000000e-09 "
                                   "(RecordingConfig::verify_tolerance)") != std::string::npos))
       << what;
-  c.verify_tolerance = -1;
-  EXPECT_TRUE(all_ranks([&] {
+  // Out of range, or given with the check off: refused by name.
+  const auto refused = [&](EngineConfig bad, const std::string& text) {
     try {
-      Engine engine(d, c);
+      Engine engine(d, bad);
     } catch (const Error& e) {
-      return std::string(e.what()).find("RecordingConfig::verify_tolerance must be >= 0") !=
-             std::string::npos;
+      return std::string(e.what()).find(text) != std::string::npos;
     }
     return false;
-  }()));
+  };
+  for (const double bad : {-1.0, 1.0, 2.0}) {
+    EngineConfig b = c;
+    b.verify_tolerance = bad;
+    EXPECT_TRUE(all_ranks(refused(b, "RecordingConfig::verify_tolerance must be at least 0")))
+        << bad;
+  }
+  EngineConfig off = c;
+  off.verify = false;
+  EXPECT_TRUE(all_ranks(refused(off,
+                                "RecordingConfig::verify_tolerance is given with the "
+                                "replay check off (RecordingConfig::verify)")));
 }
 
 // The host lost x_n and the last step's pullback data after the first sweep (it ran other work

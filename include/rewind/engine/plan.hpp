@@ -35,6 +35,7 @@ struct SettingNames {
   std::string pullback_data = "pullback data";  ///< what the front end calls it (PETSc: stages)
   std::string steps = "RecordingConfig::params.steps";
   std::string verify_tolerance = "RecordingConfig::verify_tolerance";
+  std::string verify = "RecordingConfig::verify";
   // The stores' settings (StoresConfig::store).
   std::string directory = "StoreConfig::directory";
   std::string async_io = "StoreConfig::async_io";
