@@ -107,10 +107,26 @@ std::int64_t peak_rss_bytes() {
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
 }
 
+// Every rank must give the same settings: ranks that disagree on the groups or the assignment
+// would wait for each other in different collectives. Collective on `comm`; refused on every
+// rank naming the first setting that differs, before anything is split or claimed.
+const EnsembleConfig& agreed(MPI_Comm comm, const EnsembleConfig& c) {
+  require(comm != MPI_COMM_NULL, "ensemble: the communicator is MPI_COMM_NULL");
+  using comm::setting_hash;
+  const comm::Setting settings[] = {
+      {"EnsembleConfig::group_size (PETSc: -rewind_ensemble_group_size)",
+       setting_hash(c.group_size)},
+      {"EnsembleConfig::assign (PETSc: -rewind_ensemble_assign)", setting_hash(c.assign)},
+      {"EnsembleConfig::failure_wait_seconds", setting_hash(c.failure_wait_seconds)}};
+  comm::agree_settings(comm, settings);
+  return c;
+}
+
 }  // namespace
 
 struct Ensemble::Impl {
-  Impl(MPI_Comm comm, const EnsembleConfig& c) : groups(comm, c.group_size), config(c) {
+  Impl(MPI_Comm comm, const EnsembleConfig& c)
+      : groups(comm, agreed(comm, c).group_size), config(c) {
     require(c.failure_wait_seconds >= 0,
             "ensemble: EnsembleConfig::failure_wait_seconds must be >= 0");
   }

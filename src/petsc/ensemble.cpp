@@ -8,6 +8,7 @@
 #include <string>
 
 #include "check.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/engine/stores.hpp"
 #include "rewind/ensemble/ensemble.hpp"
 #include "rewind/ensemble/group_room.hpp"
@@ -274,6 +275,19 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   PetscOptionsEnd();
   s.assign = assign;
   s.dirname = dir;
+  {
+    // Ranks that differ would wait in different collectives (a hang, or a crash in the
+    // backward): refused on every rank by name, before any check one rank might fail alone.
+    using rwd::comm::setting_hash;
+    const rwd::comm::Setting settings[] = {
+        {"-rewind_ensemble_group_size", setting_hash(s.group_size)},
+        {"-rewind_ensemble_assign", setting_hash(s.assign)},
+        {"-rewind_ensemble_max_cps_ram", setting_hash(s.max_cps_ram)},
+        {"-rewind_ensemble_max_cps_disk", setting_hash(s.max_cps_disk)},
+        {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
+        {"-rewind_ensemble_async", setting_hash(s.async)}};
+    PetscCallCXX(rwd::comm::agree_settings(e->comm, settings));
+  }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-rewind_ensemble_assign must be dynamic or static, got %s", assign);
   PetscCheck(s.max_cps_ram >= -1 && s.max_cps_disk >= -1, e->comm, PETSC_ERR_ARG_OUTOFRANGE,

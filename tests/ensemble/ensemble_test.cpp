@@ -350,6 +350,35 @@ std::string error_of(const std::function<void()>& f) {
   return {};
 }
 
+// Settings that differ between ranks are refused on every rank, naming the setting, before
+// anything is split or claimed (they used to hang the forward or crash the backward).
+TEST(Ensemble, SettingsThatDifferBetweenRanksAreRefusedByName) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const bool last = world_rank() == world_size() - 1;
+  EnsembleConfig assign;
+  assign.assign = world_rank() == 0 ? Assign::Static : Assign::Dynamic;
+  EXPECT_TRUE(all_ranks(error_of([&] { Ensemble e(MPI_COMM_WORLD, assign); })
+                            .find("EnsembleConfig::assign (PETSc: -rewind_ensemble_assign) "
+                                  "differs between ranks") != std::string::npos));
+  EnsembleConfig size;  // the last rank alone gives 1: every value divides the rank count
+  size.group_size = last ? 1 : (world_size() % 2 == 0 ? 2 : world_size());
+  EXPECT_TRUE(all_ranks(error_of([&] { Ensemble e(MPI_COMM_WORLD, size); })
+                            .find("EnsembleConfig::group_size (PETSc: "
+                                  "-rewind_ensemble_group_size) differs between ranks") !=
+                        std::string::npos));
+  EnsembleConfig odd;  // one rank's value does not even divide: still refused as differing
+  odd.group_size = last ? world_size() + 1 : 1;
+  EXPECT_TRUE(all_ranks(error_of([&] {
+                          Ensemble e(MPI_COMM_WORLD, odd);
+                        }).find("differs between ranks") != std::string::npos));
+  EnsembleConfig wait;
+  wait.failure_wait_seconds = last ? 5.0 : 30.0;
+  EXPECT_TRUE(
+      all_ranks(error_of([&] {
+                  Ensemble e(MPI_COMM_WORLD, wait);
+                }).find("EnsembleConfig::failure_wait_seconds differs") != std::string::npos));
+}
+
 TEST(Ensemble, BadInputIsAClearErrorOnEveryRank) {
   EnsembleConfig bad;
   bad.group_size = world_size() + 1;
