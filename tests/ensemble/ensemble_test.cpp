@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -336,6 +337,66 @@ TEST_P(EnsembleMap, GroupCapacityBelowAParkedTapeCutsItAndKeepsTheGradient) {
     EXPECT_TRUE(m.cost.cut) << "task " << m.task;
     EXPECT_GE(m.cost.forward_steps, 2 * m.cost.steps) << "task " << m.task;
   }
+}
+
+// A task's stepper that counts the steps it was given as first-sweep steps
+// (StepContext::recompute false): output and accumulators are done on those.
+std::map<std::int64_t, std::int64_t>& first_sweep_steps() {
+  static std::map<std::int64_t, std::int64_t> counts;
+  return counts;
+}
+class CountingTask final : public ensemble::Task {
+ public:
+  CountingTask(std::int64_t k, MPI_Comm group)
+      : inner_(k, group, 0.0), counting_(inner_.model(), k) {}
+  engine::Stepper& stepper() override { return counting_; }
+  schedule::Step steps() const override { return inner_.steps(); }
+  std::vector<double> output() override { return inner_.output(); }
+  std::vector<double> gradient() override { return inner_.gradient(); }
+
+ private:
+  class Counting final : public ForwardingStepper {
+   public:
+    Counting(TestStepper& inner, std::int64_t k) : ForwardingStepper(inner), k_(k) {}
+    void forward(Step i, const StepContext& c) override {
+      if (!c.recompute) ++first_sweep_steps()[k_];
+      inner_.forward(i, c);
+    }
+
+   private:
+    std::int64_t k_;
+  };
+  SourceTask inner_;
+  Counting counting_;
+};
+
+// A cut tape's forward, run again before its reverse, reaches the task as recomputations: each
+// task sees its steps once as first-sweep steps, however often they run (docs/runtime.md).
+TEST_P(EnsembleMap, ACutTapeRunsAgainAsARecomputation) {
+  const int g = group_sizes().front();
+  StepperTasksConfig tc = tasks_config(3, 0, "recut");
+  tc.stores.ram = 3;  // below a parked tape: every tape is cut and recorded again
+  tc.stores.disk = 0;
+  const std::int64_t tasks = 3 * (world_size() / g);
+  first_sweep_steps().clear();
+  EnsembleConfig ec;
+  ec.group_size = g;
+  ec.assign = GetParam();
+  Ensemble ens(MPI_COMM_WORLD, ec);
+  StepperTasks runner(
+      ens.group_comm(),
+      [](std::int64_t k, MPI_Comm group) { return std::make_unique<CountingTask>(k, group); }, tc);
+  const ensemble::Outputs y = ens.forward(tasks, runner);
+  const std::vector<double> ybar = misfit_gradient(y.values);
+  ens.backward(ybar, runner);
+  for (const auto& m : ens.report().mapping) {
+    EXPECT_TRUE(m.cost.cut) << "task " << m.task;
+    EXPECT_GE(m.cost.forward_steps, 2 * m.cost.steps) << "task " << m.task;
+    if (m.group == ens.group()) {
+      EXPECT_EQ(first_sweep_steps()[m.task], m.cost.steps) << "task " << m.task;
+    }
+  }
+  runner.stores().close();
 }
 
 INSTANTIATE_TEST_SUITE_P(Assign, EnsembleMap, ::testing::Values(Assign::Dynamic, Assign::Static),

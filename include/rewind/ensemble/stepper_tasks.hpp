@@ -70,10 +70,10 @@ class StepperTasks final : public TaskRunner {
     TaskCost cost;
   };
   engine::RecordingConfig config_for(const Task& task) const;
+  /// Records task k's first sweep into `tape`; `again`: it ran before (the tape was cut).
+  void record(std::int64_t k, Task& task, Tape& tape, bool again);
   std::vector<engine::HeldRecording> held() const;
   void make_room(std::int64_t task, const engine::Claim& need, std::int64_t run);
-  /// Records `task` (again, for a cut tape) after making room for it.
-  void record(std::int64_t k, Task& task, Tape& tape);
   void account(Tape& tape, const engine::RunStats& stats);
 
   MPI_Comm group_;
