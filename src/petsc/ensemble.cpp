@@ -6,8 +6,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "check.hpp"
+#include "made_dirs.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/engine/stores.hpp"
 #include "rewind/ensemble/ensemble.hpp"
@@ -198,6 +200,12 @@ struct _n_RewindEnsemble {
   bool backward_done = false;  // and the backward pass after it: the costs too
   std::unique_ptr<rwd::ensemble::Ensemble> ensemble;
   std::unique_ptr<rwd::petsc::TsTasks> runner;
+  // The directories made for -rewind_ensemble_dirname (rank 0), removed at the end if empty.
+  std::vector<rwd::petsc::MadeDir> made_dirs;
+  ~_n_RewindEnsemble() {
+    runner.reset();  // the group files go first
+    rwd::petsc::remove_empty(made_dirs);
+  }
   std::string report;
 };
 
@@ -337,6 +345,11 @@ PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble e, PetscInt* group, PetscIn
 PetscErrorCode RewindEnsembleForward(RewindEnsemble e, PetscInt ntasks, PetscScalar y[]) {
   PetscFunctionBegin;
   PetscCall(ready(e, "RewindEnsembleForward"));
+  if (!e->runner && e->settings.max_cps_disk != 0) {
+    // Made when missing, as -ts_trajectory_dirname is (collective: the ranks agreed on it).
+    PetscCall(rwd::petsc::make_dirs(e->comm, e->settings.dirname.c_str(),
+                                    "-rewind_ensemble_dirname", e->made_dirs));
+  }
   if (!e->runner) PetscCallCXX(make_runner(e));
   rwd::ensemble::Outputs out;
   e->forward_done = e->backward_done = false;
