@@ -134,6 +134,7 @@ struct Ensemble::Impl {
   detail::Groups groups;
   EnsembleConfig config;
   bool held = false;                // the tapes of a forward are held
+  bool must_abort = false;          // a failure the group could not agree on (must_abort())
   long long gradient_length = 0;    // this rank's block of the last gradient
   std::vector<std::int64_t> mine;   // this group's tasks, in the order it ran them
   std::vector<TaskRecord> mapping;  // in task order
@@ -151,6 +152,8 @@ struct Ensemble::Impl {
     try {
       return detail::agree_in_group(groups.group(), named, config.failure_wait_seconds);
     } catch (...) {
+      // This rank's group mates did not come: it is alone with its error (must_abort()).
+      must_abort = true;
       runner.discard();
       throw;
     }
@@ -415,6 +418,10 @@ void Ensemble::discard(TaskRunner& runner) {
   s.held = false;
   s.mine.clear();
   mpi_check(MPI_Barrier(s.groups.world()), "MPI_Barrier (discard)");
+}
+
+bool Ensemble::must_abort() const {
+  return impl_->must_abort;
 }
 
 const std::vector<TaskRecord>& Ensemble::mapping() const {

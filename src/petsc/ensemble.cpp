@@ -29,6 +29,7 @@ struct Settings {
   PetscInt max_cps_disk = -1;
   std::string dirname = ".";
   PetscBool async = PETSC_TRUE;
+  PetscReal failure_wait = 30;  ///< EnsembleConfig::failure_wait_seconds
 };
 
 // The tasks of one group, each a TS kept from its solve to its adjoint solve.
@@ -280,6 +281,10 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                                "RewindEnsembleSetFromOptions", dir, dir, sizeof dir, NULL));
   PetscCall(PetscOptionsBool("-rewind_ensemble_async", "Disk I/O behind the computation",
                              "RewindEnsembleSetFromOptions", s.async, &s.async, NULL));
+  PetscCall(PetscOptionsReal("-rewind_ensemble_failure_wait",
+                             "Seconds a rank whose task failed waits for its group to agree on it "
+                             "(then RewindEnsembleGetMustAbort says to abort)",
+                             "RewindEnsembleGetMustAbort", s.failure_wait, &s.failure_wait, NULL));
   PetscOptionsEnd();
   s.assign = assign;
   s.dirname = dir;
@@ -293,7 +298,8 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
         {"-rewind_ensemble_max_cps_ram", setting_hash(s.max_cps_ram)},
         {"-rewind_ensemble_max_cps_disk", setting_hash(s.max_cps_disk)},
         {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
-        {"-rewind_ensemble_async", setting_hash(s.async)}};
+        {"-rewind_ensemble_async", setting_hash(s.async)},
+        {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)}};
     PetscCallCXX(rwd::comm::agree_settings(e->comm, settings));
   }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -304,6 +310,9 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   rwd::ensemble::EnsembleConfig c;
   c.group_size = static_cast<int>(s.group_size);
   c.assign = s.assign == "dynamic" ? rwd::ensemble::Assign::Dynamic : rwd::ensemble::Assign::Static;
+  PetscCheck(s.failure_wait >= 0, e->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-rewind_ensemble_failure_wait must be >= 0 seconds, got %g", (double)s.failure_wait);
+  c.failure_wait_seconds = static_cast<double>(s.failure_wait);
   e->runner.reset();
   e->ensemble.reset();
   e->forward_done = e->backward_done = false;
@@ -339,6 +348,14 @@ PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble e, PetscInt* group, PetscIn
   if (group) *group = e->ensemble->group();
   if (groups) *groups = e->ensemble->groups();
   if (comm) *comm = e->ensemble->group_comm();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleGetMustAbort(RewindEnsemble e, PetscBool* must_abort) {
+  PetscFunctionBegin;
+  PetscCheck(must_abort, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL,
+             "RewindEnsembleGetMustAbort: must_abort is NULL");
+  *must_abort = e->ensemble && e->ensemble->must_abort() ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
