@@ -19,6 +19,13 @@ StepperTasks::~StepperTasks() = default;
 engine::RecordingConfig StepperTasks::config_for(const Task& task) const {
   engine::RecordingConfig c = config_.recording;
   c.params.steps = task.steps();
+  // No per-task budget given: every step is stored (store-all, no recomputation), as far as the
+  // group's RAM capacity allows; a task longer than that capacity is planned within it.
+  if (c.params.ram == 0 && c.params.disk == 0 && c.ram_bytes == 0 && c.params.steps > 0) {
+    const std::int64_t capacity = stores_->config().ram;
+    c.params.ram = capacity == schedule::kUnlimited ? c.params.steps + 1
+                                                    : std::min(c.params.steps + 1, capacity);
+  }
   return c;
 }
 

@@ -339,6 +339,20 @@ TEST_P(EnsembleMap, GroupCapacityBelowAParkedTapeCutsItAndKeepsTheGradient) {
   }
 }
 
+// No per-task budget (the default RecordingConfig): each task stores every step, none is run
+// again, and the gradient is bitwise the serial loop's.
+TEST_P(EnsembleMap, NoBudgetStoresEveryStep) {
+  const int g = group_sizes().front();
+  StepperTasksConfig tc = tasks_config(0, 0, "storeall");
+  const std::int64_t tasks = 2 * (world_size() / g);
+  const MapRun r = run_map(g, GetParam(), tasks, tc);
+  EXPECT_TRUE(all_ranks(bitwise_equal(r.gradient, serial_gradient(g, tasks))));
+  for (const auto& m : r.report.mapping) {
+    EXPECT_EQ(m.cost.forward_steps, m.cost.steps) << "task " << m.task;
+    EXPECT_FALSE(m.cost.cut) << "task " << m.task;
+  }
+}
+
 // A task's stepper that counts the steps it was given as first-sweep steps
 // (StepContext::recompute false): output and accumulators are done on those.
 std::map<std::int64_t, std::int64_t>& first_sweep_steps() {

@@ -40,7 +40,11 @@ class Task {
 using TaskFactory = std::function<std::unique_ptr<Task>(std::int64_t task, MPI_Comm group)>;
 
 struct StepperTasksConfig {
-  /// Every task's schedule and budget (the step count comes from Task::steps()).
+  /// Every task's schedule and budget (the step count comes from Task::steps()). No budget
+  /// (params.ram, params.disk and ram_bytes 0, the default): each task stores every step
+  /// (store-all), within the group's RAM capacity (a longer task is planned within it); the
+  /// group room policy spills and cuts tapes as for any budget. An online task (steps() 0)
+  /// needs a budget.
   engine::RecordingConfig recording;
   /// The group's stores: directory, I/O, and the capacity all of the group's tapes share
   /// (StoresConfig::ram, ram_bytes, disk). The communicator is set to the group's.
