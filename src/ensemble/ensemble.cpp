@@ -117,6 +117,7 @@ const EnsembleConfig& agreed(MPI_Comm comm, const EnsembleConfig& c) {
       {"EnsembleConfig::group_size (PETSc: -rewind_ensemble_group_size)",
        setting_hash(c.group_size)},
       {"EnsembleConfig::assign (PETSc: -rewind_ensemble_assign)", setting_hash(c.assign)},
+      {"EnsembleConfig::claim_order (PETSc: -rewind_ensemble_claim)", setting_hash(c.claim_order)},
       {"EnsembleConfig::failure_wait_seconds", setting_hash(c.failure_wait_seconds)}};
   comm::agree_settings(comm, settings);
   return c;
@@ -244,6 +245,32 @@ struct Ensemble::Impl {
               "MPI_Allgather (peak memory)");
   }
 
+  // Dynamic assignment's order of the tasks: the costliest first (stable: ties in task order)
+  // where every task has an estimate, else empty (task order). Every rank computes it from the
+  // runner's estimates, which must agree (refused by name otherwise). Collective on the world.
+  std::vector<std::int64_t> claim_order(std::int64_t tasks, TaskRunner& runner) {
+    if (config.assign != Assign::Dynamic || config.claim_order != ClaimOrder::CostliestFirst) {
+      return {};
+    }
+    std::vector<double> estimates(static_cast<std::size_t>(tasks));
+    bool known = true;
+    for (std::int64_t k = 0; k < tasks; ++k) {
+      estimates[static_cast<std::size_t>(k)] = runner.estimate(k);
+      known = known && estimates[static_cast<std::size_t>(k)] >= 0;
+    }
+    std::uint64_t h = comm::setting_hash(known);
+    for (double e : estimates) h = comm::setting_hash(&e, sizeof e, h);
+    const comm::Setting agreed[] = {{"TaskRunner::estimate (the tasks' cost estimates)", h}};
+    comm::agree_settings(groups.world(), agreed);
+    if (!known) return {};
+    std::vector<std::int64_t> order(static_cast<std::size_t>(tasks));
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+      return estimates[static_cast<std::size_t>(a)] > estimates[static_cast<std::size_t>(b)];
+    });
+    return order;
+  }
+
   Outputs forward(std::int64_t tasks, TaskRunner& runner) {
     require(!held,
             "ensemble: forward() while the tapes of the last forward() are still held; call "
@@ -252,7 +279,9 @@ struct Ensemble::Impl {
     mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (forward start)");
     reset_peak_rss();
     const double t0 = MPI_Wtime();
-    detail::TaskQueue queue(groups, config.assign, tasks);
+    std::vector<std::int64_t> order = claim_order(tasks, runner);
+    const bool costliest_first = !order.empty();
+    detail::TaskQueue queue(groups, config.assign, tasks, std::move(order));
     std::vector<Entry> local;
     std::vector<std::pair<std::int64_t, std::vector<double>>> ys;
     std::optional<Error> failure;
@@ -296,6 +325,7 @@ struct Ensemble::Impl {
     report.groups = groups.groups();
     report.group_size = groups.group_size();
     report.assign = config.assign;
+    report.costliest_first = costliest_first;
     report.forward_seconds = slowest(MPI_Wtime() - t0);
     return outputs;
   }
@@ -418,6 +448,10 @@ void Ensemble::discard(TaskRunner& runner) {
   s.held = false;
   s.mine.clear();
   mpi_check(MPI_Barrier(s.groups.world()), "MPI_Barrier (discard)");
+}
+
+double TaskRunner::estimate(std::int64_t) const {
+  return -1.0;
 }
 
 bool Ensemble::must_abort() const {

@@ -8,7 +8,9 @@ std::string EnsembleReport::json() const {
   std::ostringstream os;
   os.precision(9);
   os << "{\"tasks\": " << tasks << ", \"groups\": " << groups << ", \"group_size\": " << group_size
-     << ", \"assign\": \"" << to_string(assign) << "\", \"forward_seconds\": " << forward_seconds
+     << ", \"assign\": \"" << to_string(assign)
+     << "\", \"costliest_first\": " << (costliest_first ? "true" : "false")
+     << ", \"forward_seconds\": " << forward_seconds
      << ", \"backward_seconds\": " << backward_seconds
      << ", \"backward_cotangent_bytes\": " << backward_cotangent_bytes
      << ", \"backward_reduction_bytes\": " << backward_reduction_bytes << ", \"peak_rss_bytes\": [";

@@ -121,6 +121,10 @@ std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const doubl
   return g;
 }
 
+double StepperTasks::estimate(std::int64_t k) const {
+  return config_.estimate ? config_.estimate(k) : -1.0;
+}
+
 TaskCost StepperTasks::cost(std::int64_t k) const {
   if (auto d = done_.find(k); d != done_.end()) return d->second;
   if (auto t = tapes_.find(k); t != tapes_.end()) return t->second.cost;

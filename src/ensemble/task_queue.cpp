@@ -1,13 +1,20 @@
 #include "task_queue.hpp"
 
+#include <utility>
+
 #include "rewind/comm/agree.hpp"
 
 namespace rwd::ensemble::detail {
 
 using comm::mpi_check;
 
-TaskQueue::TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks)
-    : groups_(groups), assign_(assign), tasks_(tasks), static_next_(groups.group_index()) {
+TaskQueue::TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks,
+                     std::vector<std::int64_t> order)
+    : groups_(groups),
+      assign_(assign),
+      tasks_(tasks),
+      static_next_(groups.group_index()),
+      order_(std::move(order)) {
   if (assign_ != Assign::Dynamic) return;
   const MPI_Aint bytes = groups.world_rank() == 0 ? sizeof(std::int64_t) : 0;
   mpi_check(MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, groups.world(), &counter_,
@@ -40,6 +47,8 @@ std::int64_t TaskQueue::next() {
     mpi_check(MPI_Win_unlock(0, window_), "MPI_Win_unlock");
   }
   mpi_check(MPI_Bcast(&k, 1, MPI_INT64_T, 0, groups_.group()), "MPI_Bcast (claimed task)");
+  // The counter hands out places in the order; a place past the end is no task.
+  if (!order_.empty() && k >= 0 && k < tasks_) return order_[static_cast<std::size_t>(k)];
   return k;
 }
 

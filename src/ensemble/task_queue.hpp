@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "groups.hpp"
 #include "rewind/ensemble/ensemble.hpp"
@@ -16,8 +17,10 @@ namespace rwd::ensemble::detail {
 
 class TaskQueue {
  public:
-  /// Collective on groups.world() (the window is created here).
-  TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks);
+  /// Collective on groups.world() (the window is created here). `order`: the tasks in the order
+  /// dynamic assignment hands them out (every rank the same; empty: task order).
+  TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks,
+            std::vector<std::int64_t> order = {});
   /// Frees the window if close() did not: only when unwinding, rank-local (the window leaks).
   ~TaskQueue();
   TaskQueue(const TaskQueue&) = delete;
@@ -37,6 +40,7 @@ class TaskQueue {
   Assign assign_;
   std::int64_t tasks_;
   std::int64_t static_next_;
+  std::vector<std::int64_t> order_;
   MPI_Win window_ = MPI_WIN_NULL;
   std::int64_t* counter_ = nullptr;
 };

@@ -25,6 +25,7 @@ namespace {
 struct Settings {
   PetscInt group_size = 1;
   std::string assign = "dynamic";
+  std::string claim = "costliest";  ///< EnsembleConfig::claim_order
   PetscInt max_cps_ram = -1;
   PetscInt max_cps_disk = -1;
   std::string dirname = ".";
@@ -87,6 +88,13 @@ class TsTasks final : public ensemble::TaskRunner {
     destroy(k, h);
     held_.erase(k);
     return g;
+  }
+
+  /// The program's estimates (RewindEnsembleSetTaskCosts), or unknown.
+  std::vector<double> estimates;
+  double estimate(std::int64_t k) const override {
+    const auto i = static_cast<std::size_t>(k);
+    return i < estimates.size() ? estimates[i] : -1.0;
   }
 
   ensemble::TaskCost cost(std::int64_t k) const override {
@@ -197,8 +205,9 @@ struct _n_RewindEnsemble {
   void* ctx = nullptr;
   PetscInt output_size = -1, gradient_size = -1;
   PetscInt tasks = 0;
-  bool forward_done = false;   // a forward pass completed: its mapping can be read
-  bool backward_done = false;  // and the backward pass after it: the costs too
+  std::vector<double> estimates;  // RewindEnsembleSetTaskCosts
+  bool forward_done = false;      // a forward pass completed: its mapping can be read
+  bool backward_done = false;     // and the backward pass after it: the costs too
   std::unique_ptr<rwd::ensemble::Ensemble> ensemble;
   std::unique_ptr<rwd::petsc::TsTasks> runner;
   // The directories made for -rewind_ensemble_dirname (rank 0), removed at the end if empty.
@@ -235,6 +244,7 @@ void make_runner(RewindEnsemble e) {
   sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
   e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,
                                                     e->output_size, e->gradient_size, sc);
+  e->runner->estimates = e->estimates;
 }
 
 }  // namespace
@@ -252,6 +262,12 @@ PetscErrorCode RewindEnsembleCreate(MPI_Comm comm, RewindEnsemble* ens) {
 PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens) {
   PetscFunctionBegin;
   if (!ens || !*ens) PetscFunctionReturn(0);
+  // Every group's files go before rank 0 removes the directories it made (collective).
+  PetscCallCXX((*ens)->runner.reset());
+  if ((*ens)->settings.max_cps_disk != 0) {  // agreed by every rank
+    PetscCallMPI(MPI_Barrier((*ens)->comm));
+  }
+  rwd::petsc::remove_empty((*ens)->made_dirs);
   PetscCallCXX(delete *ens);
   *ens = nullptr;
   PetscFunctionReturn(0);
@@ -259,10 +275,11 @@ PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens) {
 
 PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   rwd::petsc::Settings& s = e->settings;
-  char assign[32], dir[PETSC_MAX_PATH_LEN];
+  char assign[32], claim[32], dir[PETSC_MAX_PATH_LEN];
   PetscBool flg = PETSC_FALSE;
   PetscFunctionBegin;
   PetscCall(PetscStrncpy(assign, s.assign.c_str(), sizeof assign));
+  PetscCall(PetscStrncpy(claim, s.claim.c_str(), sizeof claim));
   PetscCall(PetscStrncpy(dir, s.dirname.c_str(), sizeof dir));
   PetscOptionsBegin(e->comm, NULL, "rewind ensemble options (independent adjoint tasks)", NULL);
   PetscCall(PetscOptionsInt("-rewind_ensemble_group_size", "Ranks per group (divides the size)",
@@ -270,6 +287,10 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   PetscCall(PetscOptionsString(
       "-rewind_ensemble_assign", "How tasks reach groups: dynamic (first free group) or static",
       "RewindEnsembleSetFromOptions", assign, assign, sizeof assign, &flg));
+  PetscCall(PetscOptionsString("-rewind_ensemble_claim",
+                               "Order of dynamic claims: costliest (first, with "
+                               "RewindEnsembleSetTaskCosts) or task",
+                               "RewindEnsembleSetTaskCosts", claim, claim, sizeof claim, NULL));
   PetscCall(PetscOptionsInt("-rewind_ensemble_max_cps_ram",
                             "RAM checkpoints all of a group's tapes share (-1: no limit)",
                             "RewindEnsembleSetFromOptions", s.max_cps_ram, &s.max_cps_ram, NULL));
@@ -287,6 +308,7 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                              "RewindEnsembleGetMustAbort", s.failure_wait, &s.failure_wait, NULL));
   PetscOptionsEnd();
   s.assign = assign;
+  s.claim = claim;
   s.dirname = dir;
   {
     // Ranks that differ would wait in different collectives (a hang, or a crash in the
@@ -295,6 +317,7 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
     const rwd::comm::Setting settings[] = {
         {"-rewind_ensemble_group_size", setting_hash(s.group_size)},
         {"-rewind_ensemble_assign", setting_hash(s.assign)},
+        {"-rewind_ensemble_claim", setting_hash(s.claim)},
         {"-rewind_ensemble_max_cps_ram", setting_hash(s.max_cps_ram)},
         {"-rewind_ensemble_max_cps_disk", setting_hash(s.max_cps_disk)},
         {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
@@ -313,6 +336,10 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   PetscCheck(s.failure_wait >= 0, e->comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-rewind_ensemble_failure_wait must be >= 0 seconds, got %g", (double)s.failure_wait);
   c.failure_wait_seconds = static_cast<double>(s.failure_wait);
+  PetscCheck(s.claim == "costliest" || s.claim == "task", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-rewind_ensemble_claim must be costliest or task, got %s", s.claim.c_str());
+  c.claim_order = s.claim == "task" ? rwd::ensemble::ClaimOrder::TaskOrder
+                                    : rwd::ensemble::ClaimOrder::CostliestFirst;
   e->runner.reset();
   e->ensemble.reset();
   e->forward_done = e->backward_done = false;
@@ -348,6 +375,16 @@ PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble e, PetscInt* group, PetscIn
   if (group) *group = e->ensemble->group();
   if (groups) *groups = e->ensemble->groups();
   if (comm) *comm = e->ensemble->group_comm();
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleSetTaskCosts(RewindEnsemble e, PetscInt ntasks,
+                                          const PetscReal costs[]) {
+  PetscFunctionBegin;
+  PetscCheck(ntasks >= 0 && (ntasks == 0 || costs), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "RewindEnsembleSetTaskCosts: give ntasks >= 0 costs");
+  PetscCallCXX(e->estimates.assign(costs, costs + ntasks));
+  if (e->runner) e->runner->estimates = e->estimates;
   PetscFunctionReturn(0);
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -423,6 +424,57 @@ std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return {};
+}
+
+// With every task's cost estimated, dynamic assignment claims the costliest first: each group's
+// first task is one of the G costliest, the report says so, and the gradient keeps its bits.
+// Estimates that differ between ranks are refused by name.
+TEST(Ensemble, DynamicClaimsTheCostliestFirst) {
+  const int g = group_sizes().front();
+  const int groups = world_size() / g;
+  const std::int64_t tasks = 10;
+  StepperTasksConfig tc = tasks_config(3, 0, "costliest");
+  tc.estimate = [](std::int64_t k) {
+    return static_cast<double>(SourceTask(k, MPI_COMM_SELF, 0.0).steps());
+  };
+  const MapRun r = run_map(g, Assign::Dynamic, tasks, tc);
+  EXPECT_TRUE(r.report.costliest_first);
+  EXPECT_TRUE(all_ranks(bitwise_equal(r.gradient, serial_gradient(g, tasks))));
+  std::vector<std::int64_t> order(tasks);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return tc.estimate(a) > tc.estimate(b); });
+  // Claims come off one sequence, the costliest first: each group's tasks, in the order it ran
+  // them, are in that sequence's order (a group that is quick may claim twice before a slow
+  // one claims once, so the groups' first tasks need not be the G costliest).
+  std::vector<std::int64_t> place(tasks);
+  for (std::int64_t i = 0; i < tasks; ++i) place[order[i]] = i;
+  std::map<int, std::map<int, std::int64_t>> ran;  // group -> position -> task
+  for (const auto& m : r.report.mapping) ran[m.group][m.position] = m.task;
+  EXPECT_LE(ran.size(), static_cast<std::size_t>(groups));
+  for (const auto& [group, by_position] : ran) {
+    std::int64_t last = -1;
+    for (const auto& [position, task] : by_position) {
+      EXPECT_GT(place[task], last) << "group " << group << " position " << position;
+      last = place[task];
+    }
+  }
+  EXPECT_TRUE(std::any_of(ran.begin(), ran.end(), [&](const auto& gr) {
+    return gr.second.begin()->second == order[0];
+  })) << "the costliest task is some group's first";
+  StepperTasksConfig in_order = tc;
+  in_order.estimate = nullptr;
+  EXPECT_FALSE(run_map(g, Assign::Dynamic, tasks, in_order).report.costliest_first);
+  if (world_size() > 1) {
+    StepperTasksConfig differ = tc;
+    const int rank = world_rank();
+    differ.estimate = [rank](std::int64_t k) {
+      return static_cast<double>(k + (rank == 0 ? 1 : 0));
+    };
+    EXPECT_TRUE(all_ranks(error_of([&] { run_map(g, Assign::Dynamic, tasks, differ); })
+                              .find("TaskRunner::estimate (the tasks' cost estimates) differs "
+                                    "between ranks") != std::string::npos));
+  }
 }
 
 // Settings that differ between ranks are refused on every rank, naming the setting, before

@@ -355,6 +355,13 @@ int main(int argc, char** argv) {
     PetscCall(VecDestroy(&probe));
   }
   PetscCall(RewindEnsembleSetSizes(ens, 1, local));
+  PetscBool set_costs = PETSC_FALSE;  // -set_costs: each task's step count as its estimate
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-set_costs", &set_costs, NULL));
+  if (set_costs) {
+    std::vector<PetscReal> costs(kTasks);
+    for (PetscInt k = 0; k < kTasks; ++k) costs[static_cast<std::size_t>(k)] = steps_of(k);
+    PetscCall(RewindEnsembleSetTaskCosts(ens, kTasks, costs.data()));
+  }
   PetscMPIInt rank, size;
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -391,6 +398,8 @@ int main(int argc, char** argv) {
   const char* json;
   PetscCall(RewindEnsembleGetReport(ens, &json));
   const bool reported = std::strstr(json, "\"mapping\": [{\"task\": 0") != nullptr;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "claimed the costliest first: %s\n",
+                        std::strstr(json, "\"costliest_first\": true") ? "yes" : "no"));
 
   // No task at all: the gradient is gradient_size zeros (not left as it was).
   std::vector<PetscScalar> none(static_cast<std::size_t>(local), std::nan(""));

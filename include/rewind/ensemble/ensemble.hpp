@@ -30,9 +30,19 @@ enum class Assign {
 /// "dynamic", "static".
 const char* to_string(Assign assign) noexcept;
 
+/// The order in which dynamic assignment hands out tasks.
+enum class ClaimOrder {
+  /// The costliest first (TaskRunner::estimate), where every task has an estimate; otherwise
+  /// task order. Long tasks then start first and do not finish last (longest processing time
+  /// first: within 4/3 of the optimal makespan, where task order may take twice it).
+  CostliestFirst,
+  TaskOrder,  ///< task 0, 1, 2, ...
+};
+
 struct EnsembleConfig {
   int group_size = 1;  ///< g, ranks per group; must divide the communicator's size
   Assign assign = Assign::Dynamic;
+  ClaimOrder claim_order = ClaimOrder::CostliestFirst;  ///< with Assign::Dynamic
   /// A rank whose task failed waits this long for the other ranks of its group to agree on the
   /// failure. If they do not come (they are blocked in a collective call of the task with the
   /// failed rank), the failed rank throws alone and the job must be aborted (MPI_Abort).
@@ -79,8 +89,9 @@ struct EnsembleReport {
   int groups = 0;
   int group_size = 0;
   Assign assign = Assign::Dynamic;
-  double forward_seconds = 0;   ///< the forward pass, slowest rank
-  double backward_seconds = 0;  ///< the backward pass, slowest rank
+  bool costliest_first = false;  ///< the tasks were claimed costliest first (ClaimOrder)
+  double forward_seconds = 0;    ///< the forward pass, slowest rank
+  double backward_seconds = 0;   ///< the backward pass, slowest rank
   /// Payload bytes the backward pass handed to MPI over the whole communicator: the cotangents
   /// (scatter to the groups and broadcast within them) and the gradient reduction.
   std::int64_t backward_cotangent_bytes = 0;
@@ -109,6 +120,10 @@ class TaskRunner {
   virtual std::vector<double> backward(std::int64_t task, std::span<const double> ybar) = 0;
   /// What task k has cost so far.
   virtual TaskCost cost(std::int64_t task) const = 0;
+  /// An estimate of what task k will cost, in any unit (steps, seconds) but the same for all
+  /// tasks and on every rank, before it runs; negative: unknown (the default). With every
+  /// task's estimate, dynamic assignment claims the costliest first (ClaimOrder).
+  virtual double estimate(std::int64_t task) const;
   /// Drops every tape held (after a failure or when the caller gives up the map). Never
   /// collective, never throws.
   virtual void discard() noexcept = 0;

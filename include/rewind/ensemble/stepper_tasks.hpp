@@ -49,6 +49,9 @@ struct StepperTasksConfig {
   /// The group's stores: directory, I/O, and the capacity all of the group's tapes share
   /// (StoresConfig::ram, ram_bytes, disk). The communicator is set to the group's.
   engine::StoresConfig stores;
+  /// Optional: an estimate of task k's cost (its step count, say), the same on every rank, for
+  /// claiming the costliest first (EnsembleConfig::claim_order); empty: unknown.
+  std::function<double(std::int64_t)> estimate;
 };
 
 /// Runs the tasks of one group; its tapes are parked recordings in the group's stores, made room
@@ -63,6 +66,7 @@ class StepperTasks final : public TaskRunner {
   std::vector<std::int64_t> backward_order(std::vector<std::int64_t> tasks) override;
   std::vector<double> backward(std::int64_t task, std::span<const double> ybar) override;
   TaskCost cost(std::int64_t task) const override;
+  double estimate(std::int64_t task) const override;
   void discard() noexcept override;
 
   engine::Stores& stores() { return *stores_; }

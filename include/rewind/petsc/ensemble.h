@@ -50,6 +50,7 @@ typedef struct {
 } RewindEnsembleTaskOps;
 
 PetscErrorCode RewindEnsembleCreate(MPI_Comm comm, RewindEnsemble* ens);
+/* Collective: the groups' checkpoint files go, then the directories rewind made for them. */
 PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens);
 /* Reads the -rewind_ensemble_* options and splits the communicator into groups. */
 PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble ens);
@@ -62,6 +63,12 @@ PetscErrorCode RewindEnsembleSetSizes(RewindEnsemble ens, PetscInt output_size,
 /* This rank's group and its communicator (after RewindEnsembleSetFromOptions; not collective). */
 PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble ens, PetscInt* group, PetscInt* groups,
                                       MPI_Comm* comm);
+/* An estimate of each task's cost (its step count, say; any unit, the same on every rank) for
+   tasks 0 .. ntasks-1: with dynamic assignment the costliest is claimed first (long tasks do
+   not finish last; -rewind_ensemble_claim task keeps task order). A task without an estimate
+   (k >= ntasks, or a negative cost) makes the order task order. Not collective. */
+PetscErrorCode RewindEnsembleSetTaskCosts(RewindEnsemble ens, PetscInt ntasks,
+                                          const PetscReal costs[]);
 /* After RewindEnsembleForward or RewindEnsembleBackward returned an error: whether this rank's
    task failed and the other ranks of its group did not come to agree on it within
    -rewind_ensemble_failure_wait seconds (they are blocked in a collective call of the task and
