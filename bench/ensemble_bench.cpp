@@ -63,6 +63,7 @@ using rwd::engine::Field;
 using rwd::engine::Kind;
 using rwd::engine::Step;
 using rwd::ensemble::Assign;
+using rwd::ensemble::ClaimOrder;
 using rwd::ensemble::Ensemble;
 using rwd::ensemble::EnsembleConfig;
 using rwd::ensemble::ReproducibleSum;
@@ -426,9 +427,11 @@ class MemoryWindow {
 
 // ---- the modes -------------------------------------------------------------------------------
 
-enum class Mode { Dynamic, Static, Ship, Fused };
+// dynamic: claims in task order; costliest: dynamic, claiming the costliest first from each
+// task's step count (ClaimOrder::CostliestFirst, the ensemble's default where estimates exist).
+enum class Mode { Dynamic, Static, Ship, Fused, Costliest };
 const char* name_of(Mode m) {
-  static constexpr const char* kNames[] = {"dynamic", "static", "ship", "fused"};
+  static constexpr const char* kNames[] = {"dynamic", "static", "ship", "fused", "costliest"};
   return kNames[static_cast<int>(m)];
 }
 
@@ -487,7 +490,7 @@ void take_mapping(const std::vector<rwd::ensemble::TaskRecord>& mapping, ModeRun
 // out)` untimed (bytes, mapping; may be collective); the whole inside one memory window.
 template <class Make, class Backward, class Account>
 ModeRun measure(const Setup& s, Assign assign, std::int64_t tasks, Make make, Backward backward,
-                Account account) {
+                Account account, ClaimOrder claim = ClaimOrder::TaskOrder) {
   MemoryWindow memory;
   memory.start();
   ModeRun out;
@@ -495,6 +498,7 @@ ModeRun measure(const Setup& s, Assign assign, std::int64_t tasks, Make make, Ba
     EnsembleConfig ec;
     ec.group_size = s.g;
     ec.assign = assign;
+    ec.claim_order = claim;
     Ensemble ens(MPI_COMM_WORLD, ec);
     auto runner = make(ens.group_comm());
     for (int e = 0; e < s.options.evaluations; ++e) {
@@ -513,7 +517,8 @@ ModeRun measure(const Setup& s, Assign assign, std::int64_t tasks, Make make, Ba
 }
 
 // The ensemble as built (dynamic or static), with storeall tapes in the groups' RAM.
-ModeRun run_map(const Setup& s, Assign assign, std::int64_t tasks) {
+ModeRun run_map(const Setup& s, Assign assign, std::int64_t tasks,
+                ClaimOrder claim = ClaimOrder::TaskOrder) {
   using Runner = rwd::ensemble::StepperTasks;
   return measure(
       s, assign, tasks,
@@ -521,6 +526,10 @@ ModeRun run_map(const Setup& s, Assign assign, std::int64_t tasks) {
         rwd::ensemble::StepperTasksConfig tc;
         tc.recording = s.recording;
         tc.stores = stores_config(group);
+        const std::vector<TaskPlan> plan = s.model.plan;
+        tc.estimate = [plan](std::int64_t k) {
+          return static_cast<double>(plan[static_cast<std::size_t>(k)].steps);
+        };
         return std::make_unique<Runner>(group, s.model.factory, tc);
       },
       [](Ensemble& ens, Runner& runner, const rwd::ensemble::Outputs& y, ModeRun& out) {
@@ -532,7 +541,8 @@ ModeRun run_map(const Setup& s, Assign assign, std::int64_t tasks) {
         const rwd::ensemble::EnsembleReport report = ens.report();
         out.backward_bytes = report.backward_cotangent_bytes + report.backward_reduction_bytes;
         take_mapping(report.mapping, out);
-      });
+      },
+      claim);
 }
 
 // One rank's blocks of a task's tape as it travels: per field (offset, length, global size) of
@@ -857,6 +867,8 @@ ModeRun run(const Setup& s, Mode mode, std::int64_t tasks) {
       return run_ship(s, tasks);
     case Mode::Fused:
       return run_fused(s, tasks);
+    case Mode::Costliest:
+      return run_map(s, Assign::Dynamic, tasks, ClaimOrder::CostliestFirst);
   }
   return {};
 }
@@ -905,6 +917,9 @@ std::vector<int> greedy(const std::vector<double>& times, int groups) {
 // is greedy in task order in the forward and each group's own tasks in the backward; static the
 // round robin; ship the greedy forward and every adjoint on one rank (g times a group's time);
 // fused greedy over forward + reverse.
+double ideal_longest_first(const std::vector<double>& fwd, const std::vector<double>& bwd,
+                           int groups);
+
 double ideal(Mode mode, const std::vector<double>& fwd, const std::vector<double>& bwd, int groups,
              int g) {
   std::vector<int> rr(fwd.size());
@@ -917,6 +932,8 @@ double ideal(Mode mode, const std::vector<double>& fwd, const std::vector<double
       return busiest(fwd, rr, groups) + busiest(bwd, rr, groups);
     case Mode::Ship:
       return busiest(fwd, dyn, groups) + g * std::accumulate(bwd.begin(), bwd.end(), 0.0);
+    case Mode::Costliest:
+      return ideal_longest_first(fwd, bwd, groups);
     case Mode::Fused: {
       std::vector<double> both(fwd.size());
       for (std::size_t k = 0; k < both.size(); ++k) both[k] = fwd[k] + bwd[k];
@@ -989,7 +1006,8 @@ ReductionTimes time_reduction(const Setup& s, std::int64_t tasks_per_group) {
 
 // ---- the run ---------------------------------------------------------------------------------
 
-const std::vector<Mode> kModes = {Mode::Dynamic, Mode::Static, Mode::Ship, Mode::Fused};
+const std::vector<Mode> kModes = {Mode::Dynamic, Mode::Static, Mode::Ship, Mode::Fused,
+                                  Mode::Costliest};
 
 // One mode's figures over the repetitions (medians are printed).
 struct ModeSummary {
@@ -1004,7 +1022,7 @@ struct ModeSummary {
     ratio_list.push_back(r.total / b.list);
     ratio_lower.push_back(r.total / b.lower);
     ratio_ideal.push_back(r.total / ideal_seconds);
-    if (mode == Mode::Dynamic || mode == Mode::Static) {
+    if (mode == Mode::Dynamic || mode == Mode::Static || mode == Mode::Costliest) {
       busy.push_back(busiest(r.task_forward, r.task_group, groups) +
                      busiest(r.task_backward, r.task_group, groups));
     } else if (mode == Mode::Fused) {
@@ -1278,7 +1296,7 @@ int bench(const Options& o) {
                  list.c_str());
   }
   if (!any && me == 0) {
-    std::printf("gradients: dynamic, static, ship and fused agree bitwise on every rank and rep\n");
+    std::printf("gradients: dynamic, static, ship, fused and costliest agree bitwise on every rank and rep\n");
   }
   MPI_Comm_free(&s.group);
   MPI_Comm_free(&s.cross);
