@@ -83,6 +83,12 @@ Passes SourceEnsemble::run(const Settings& s, const std::vector<PetscScalar>& ka
                                      task_destroy};
   REWIND_APP_CALL(RewindEnsembleSetTasks(ens_, &ops, &tasks_));
   REWIND_APP_CALL(RewindEnsembleSetSizes(ens_, kReceivers, static_cast<PetscInt>(kappa.size())));
+  // Each task's step count is its cost: the longest are claimed first (-rewind_ensemble_claim).
+  std::vector<PetscReal> costs(static_cast<std::size_t>(s.tasks));
+  for (PetscInt k = 0; k < s.tasks; ++k) {
+    costs[static_cast<std::size_t>(k)] = static_cast<PetscReal>(source_of(k, s).steps);
+  }
+  REWIND_APP_CALL(RewindEnsembleSetTaskCosts(ens_, s.tasks, costs.data()));
   Passes p;
   p.y.resize(static_cast<std::size_t>(s.tasks * kReceivers));
   p.g.resize(kappa.size());
