@@ -70,11 +70,14 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
                         " needs the step count in advance, and " +
                         (detail::has_events(ts)
                              ? "this TS has an event handler: locating an event splits steps, "
-                               "and rewind starts a new segment at each event"
-                             : "this TS adapts its step size") +
-                        ", so no step count is known before the run; choose an online schedule "
-                        "(online, dynamic) or auto (or give the count: "
-                        "-ts_trajectory_rewind_steps)");
+                               "and rewind starts a new segment at each event, so no step "
+                               "count is known before the run; choose an online schedule "
+                               "(-ts_trajectory_rewind_schedule online or dynamic) or auto"
+                             : "this TS adapts its step size, so no step count is known before "
+                               "the run; choose an online schedule "
+                               "(-ts_trajectory_rewind_schedule online or dynamic) or auto, or "
+                               "a fixed step size (-ts_adapt_type none), or give the exact "
+                               "count the adaptive run takes (-ts_trajectory_rewind_steps)"));
       }
     }
   }
@@ -304,7 +307,7 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
                             ") keeps no state to recompute its last step from, so its final "
                             "state and last stages had to be kept when its TSSolve ended, "
                             "and the budget had no room left for them. " +
-                            kRoomAdvice + " (" + e.what() + ")");
+                            kRoomAdvice + " (" + cause_of(e) + ")");
       }
     }
     forward_ended_ = true;
@@ -435,6 +438,14 @@ void SolveRun::note_killed_run() {
   const std::string manifest = engine::resume_manifest_path(dir, "ts");
   std::error_code ec;
   if (!std::filesystem::exists(manifest, ec)) return;
+  if (engine::resume_run_live(dir, "ts")) {  // its lock is held: a job that has not ended
+    std::fprintf(stderr,
+                 "rewind: '%s' lists the checkpoints of a resumable run that is live (another "
+                 "job, still running, holds '%s.lock'); this run starts at x_0 with checkpoint "
+                 "files of its own and leaves that run's files alone\n",
+                 manifest.c_str(), manifest.c_str());
+    return;
+  }
   std::fprintf(stderr,
                "rewind: '%s' lists a killed resumable run's checkpoints; this run does not "
                "resume it (-ts_trajectory_rewind_resume), starts at x_0 with checkpoint files of "
@@ -461,6 +472,7 @@ void SolveRun::start_resumable() {
   RunConfig config = make_run_config(tj_, ts_, o, n, {0.0, "none"});
   segments_.stores_for(config.stores);
   durable_ = std::make_unique<ResumableSolve>(tj_, ts_, o, carry_.stores, *stepper_, log_, n);
+  carry_.report.resume_interval = durable_->interval();  // for a view before the run ends
   const ResumableSolve::From from = durable_->open();
   MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
   const PetscInt at = durable_->resumed_at();

@@ -70,7 +70,8 @@ struct Carry {
   /// `stores` belong to someone else (an ensemble's group): kept whatever the options say, and
   /// never closed by a run.
   bool shared_stores = false;
-  double step_seconds = 0.0;  ///< mean first-sweep step of the last run, 0 if none
+  double step_seconds = 0.0;      ///< mean first-sweep step of the last run, 0 if none
+  bool recompute_warned = false;  ///< the recomputation warning was given (once a trajectory)
   RunReport report;
 };
 
