@@ -35,6 +35,33 @@ endif()
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc>=3.18)
+# The PETSc releases rewind is tested against (scripts/test-petsc.sh VERSION runs the PETSc label
+# against each; docs/petsc.md, "PETSc versions"). rewind reads PETSc's private TS structures
+# (src/petsc/private_access.cpp), whose layout changes between releases: another release is
+# refused here rather than found wrong at run time.
+set(REWIND_PETSC_TESTED 3.18 3.22 3.25)
+option(REWIND_PETSC_UNTESTED "Build against a PETSc release outside the tested set" OFF)
+string(REGEX MATCH "^[0-9]+\\.[0-9]+" _rewind_petsc_minor "${PETSC_VERSION}")
+if(NOT _rewind_petsc_minor IN_LIST REWIND_PETSC_TESTED)
+  list(JOIN REWIND_PETSC_TESTED ", " _tested)
+  if(REWIND_PETSC_UNTESTED)
+    message(WARNING "PETSc ${PETSC_VERSION} is outside the releases rewind is tested against "
+                    "(${_tested}); building anyway (REWIND_PETSC_UNTESTED is on): run the PETSc "
+                    "label (ctest -L petsc) before trusting a gradient")
+  else()
+    message(FATAL_ERROR "PETSc ${PETSC_VERSION} (${PETSC_PREFIX}) is outside the releases rewind "
+                        "is tested against: ${_tested}. Point PKG_CONFIG_PATH at one of those "
+                        "(scripts/build-petsc.sh 3.25.4 builds one), or configure with "
+                        "-DREWIND_PETSC_UNTESTED=ON to build and test it yourself")
+  endif()
+endif()
+# PETSc 3.25 renamed -ts_dt to -ts_time_step (the old name is still read, with a deprecation
+# notice on stdout): the tests give the step size by the name of the PETSc they run against.
+if(PETSC_VERSION VERSION_GREATER_EQUAL 3.25)
+  set(REWIND_TS_DT -ts_time_step)
+else()
+  set(REWIND_TS_DT -ts_dt)
+endif()
 # xxHash (Debian: libxxhash-dev). The engine's resume manifest checksums its own text with the
 # header inline (XXH_INLINE_ALL). rewind::storage links the library privately for the checkpoint
 # checksum: its XXH3 *_dispatch functions pick AVX-512, AVX2 or SSE2 at run time (3.6 times the

@@ -10,7 +10,9 @@ packages=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
   python3-matplotlib python3-h5py
+  python3-petsc4py  # tests/petsc4py, examples/petsc4py (the PETSc of petsc-dev, which rewind uses)
   libxxhash-dev
+  libadolc-dev  # PETSc's autodiff tutorials in the tutorial sweep (ADOL-C, with ColPack)
   clang
   valgrind  # memcheck on the schedule and store tests (ctest -L valgrind); ASan/UBSan come with g++
 )

@@ -23,7 +23,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # and the PETSc ones at 2 ranks.
 status=0
 ctest --test-dir "$build_dir" -LE 'bench|soak|valgrind|fuzz' \
-  -E '^(install|format|layering)\.|^petsc\.(builtin|builtin_fails|harness|rewind|events|baseline)\.|^engine\.resume\.(diffusion\.|lorenz\.kills\.sync)|^petsc\.resume\.ex9adj\.' \
+  -E '^(install|format|layering)\.|^petsc\.(builtin|builtin_fails|harness|rewind|events|baseline|sweep)\.|^engine\.resume\.(diffusion\.|lorenz\.kills\.sync)|^petsc\.resume\.ex9adj\.' \
   --output-on-failure -j "$(nproc)" "$@" || status=$?
 ctest --test-dir "$build_dir" -LE 'bench|soak|valgrind|fuzz' \
   -R '^petsc\.(rewind\.ex5adj\.np2\.(fixed|rk4)|events\.(parameter|segments)\..*\.np2)' \

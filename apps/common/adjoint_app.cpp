@@ -9,13 +9,14 @@
 
 #include "checks.hpp"
 #include "driver.hpp"
+#include "field_file.hpp"
 #include "report.hpp"
 #include "rewind/error.hpp"
 #include "rewind/petsc/trajectory.h"
 
 namespace rwd::apps {
 
-PetscErrorCode read_check_options(PetscOptionItems* PetscOptionsObject, CheckOptions* o) {
+PetscErrorCode read_check_options(OptionItems PetscOptionsObject, CheckOptions* o) {
   PetscFunctionBeginUser;
   PetscCall(PetscOptionsBool("-taylor", "Check the gradient with a Taylor test", "", o->taylor,
                              &o->taylor, nullptr));

@@ -28,9 +28,19 @@ struct CheckOptions {
   char json[PETSC_MAX_PATH_LEN] = "", gradient[PETSC_MAX_PATH_LEN] = "";
 };
 
+/// The type of a PetscOptionsBegin block's items (PetscOptionsObject) as this PETSc passes them:
+/// a pointer to the struct before 3.23, the pointer type PetscOptionItems since. Read off the
+/// public PetscOptionsEnd_Private, so that the version branches stay in src/petsc's one file.
+template <class Fn>
+struct FirstParameter;
+template <class R, class A>
+struct FirstParameter<R (*)(A)> {
+  using type = A;
+};
+using OptionItems = FirstParameter<decltype(&PetscOptionsEnd_Private)>::type;
 /// Reads the CheckOptions inside a PetscOptionsBegin/PetscOptionsEnd block (PETSc's option
 /// macros refer to the block's PetscOptionsObject). Collective on the block's communicator.
-PetscErrorCode read_check_options(PetscOptionItems* PetscOptionsObject, CheckOptions* o);
+PetscErrorCode read_check_options(OptionItems PetscOptionsObject, CheckOptions* o);
 /// Throws rwd::Error naming the option if a CheckOptions value is out of range.
 void validate(const CheckOptions& o);
 /// Writes `text` to the file `path` (the -summary_json file). Not collective.

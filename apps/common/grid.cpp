@@ -1,7 +1,5 @@
 #include "grid.hpp"
 
-#include <petscviewerhdf5.h>
-
 #include <cmath>
 
 namespace rwd::apps {
@@ -63,25 +61,6 @@ PetscReal bump(PetscReal x, PetscReal y, PetscReal x0, PetscReal y0, PetscReal w
   dx -= std::round(dx);
   dy -= std::round(dy);
   return std::exp(-(dx * dx + dy * dy) / (width * width));
-}
-
-void write_fields(const char* file, DM dm, const std::vector<std::pair<Vec, std::string>>& fields,
-                  const char* app, PetscReal objective) {
-  using OwnedViewer = Owned<PetscViewer, PetscViewerDestroy>;
-  OwnedViewer v;
-  REWIND_APP_CALL(
-      PetscViewerHDF5Open(PetscObjectComm((PetscObject)dm), file, FILE_MODE_WRITE, v.out()));
-  for (const auto& [x, name] : fields) {
-    OwnedVec g;  // a DMDA vector, so the dataset is the 2D field in natural ordering
-    REWIND_APP_CALL(DMCreateGlobalVector(dm, g.out()));
-    REWIND_APP_CALL(VecCopy(x, g));
-    REWIND_APP_CALL(PetscObjectSetName((PetscObject)g.get(), name.c_str()));
-    REWIND_APP_CALL(VecView(g, v));
-  }
-  if (fields.empty()) return;
-  const char* first = fields.front().second.c_str();
-  REWIND_APP_CALL(PetscViewerHDF5WriteAttribute(v, first, "app", PETSC_STRING, (void*)app));
-  REWIND_APP_CALL(PetscViewerHDF5WriteAttribute(v, first, "objective", PETSC_REAL, &objective));
 }
 
 }  // namespace rwd::apps

@@ -1,6 +1,6 @@
 #pragma once
 // The grid the apps share, a periodic DMDA on the unit square, and what they do on it: fill a
-// field, read it with ghosts, set a stencil row, write fields to HDF5.
+// field, read it with ghosts, set a stencil row (field_file.hpp writes fields to HDF5).
 #include <petscdmda.h>
 
 #include <functional>
@@ -16,12 +16,6 @@ namespace rwd::apps {
 /// (-da_grid_x, -da_grid_y and the other -da_ options override), one dof, a 5-point stencil.
 /// Collective on `comm`.
 OwnedDM make_grid(PetscInt n, MPI_Comm comm = PETSC_COMM_WORLD);
-
-/// Writes fields of the DMDA `dm` to the HDF5 file `file` as 2D datasets in natural ordering,
-/// each named by its name, and the attributes `app` and `objective` on the first. Collective on
-/// the DM's communicator.
-void write_fields(const char* file, DM dm, const std::vector<std::pair<Vec, std::string>>& fields,
-                  const char* app, PetscReal objective);
 
 /// Read access, with ghost cells, to a global DMDA vector inside a PETSc callback:
 /// a[j][i] for i in [xs - 1, xs + xm], j in [ys - 1, ys + ym].

@@ -29,7 +29,9 @@ PetscErrorCode read_options(Settings* s) {
                              "", s->compare, &s->compare, nullptr));
   PetscCall(read_check_options(PetscOptionsObject, s));
   PetscOptionsEnd();
+  // The step size by either name (PETSc 3.25 renamed -ts_dt to -ts_time_step).
   PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-ts_dt", &s->dt, nullptr));
+  PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-ts_time_step", &s->dt, nullptr));
   PetscFunctionReturn(0);
 }
 

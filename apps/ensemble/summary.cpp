@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "adjoint_app.hpp"
+#include "field_file.hpp"
 
 namespace rwd::apps::multisource {
 

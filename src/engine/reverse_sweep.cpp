@@ -37,6 +37,9 @@ void ReverseSweep::prepare_adjoint(Step i) {
   if (thinned) {
     if (i == steps - 1 && tail_kept) {
       reverse = schedule::Reverse{steps, i, true};
+      // No step below it needs x_base again: the plan it was thinned from is over too (one
+      // step, or the first restart checkpoint at n-1).
+      if (i == base) replan(i);
     } else {
       replan(i + 1);
     }

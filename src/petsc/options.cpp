@@ -104,7 +104,7 @@ PetscErrorCode parse_bytes(MPI_Comm comm, const char* name, const char* text, Pe
 
 // PETSc reads an integer option with atoll and a cast to PetscInt, so 4294967295 silently
 // becomes -1 (here: unlimited). The text of each integer option is checked first.
-PetscErrorCode check_integer_text(PetscOptionItems* items, const char* name, MPI_Comm comm) {
+PetscErrorCode check_integer_text(detail::OptionItems items, const char* name, MPI_Comm comm) {
   char text[256];
   PetscBool set = PETSC_FALSE;
   PetscFunctionBegin;
@@ -188,7 +188,7 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
 
 }  // namespace
 
-PetscErrorCode read_options(Options& o, PetscOptionItems* PetscOptionsObject, MPI_Comm comm) {
+PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
   Texts t;
   PetscFunctionBegin;
   for (const char* name :

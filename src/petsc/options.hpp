@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "private_access.hpp"
 #include "rewind/engine/plan.hpp"
 
 namespace rwd::petsc {
@@ -51,7 +52,7 @@ PetscErrorCode mark_options_used(TSTrajectory tj);
 
 /// Reads the options block of TSSetFromOptions into `options`; errors name the option and the
 /// fix. Collective on `comm`.
-PetscErrorCode read_options(Options& options, PetscOptionItems* items, MPI_Comm comm);
+PetscErrorCode read_options(Options& options, detail::OptionItems items, MPI_Comm comm);
 
 /// The recording settings under their PETSc option names, for the engine's messages.
 engine::SettingNames option_names();

@@ -5,8 +5,11 @@
 #include <petsc/private/tsimpl.h>
 #include <petscversion.h>
 
-#if PETSC_VERSION_LT(3, 18, 0) || PETSC_VERSION_GE(3, 23, 0)
-#error "rewind's trajectory is written against the TSTrajectory ops table of PETSc 3.18-3.22"
+// The releases rewind is tested against are 3.18, 3.22 and 3.25 (CMake refuses others unless
+// told REWIND_PETSC_UNTESTED); the branches below follow PETSc's changes between 3.18 and 3.25,
+// each at the release that made it.
+#if PETSC_VERSION_LT(3, 18, 0) || PETSC_VERSION_GE(3, 26, 0)
+#error "rewind reads PETSc's private TS structures as they are in PETSc 3.18 to 3.25"
 #endif
 
 namespace rwd::petsc::detail {
@@ -58,14 +61,24 @@ PetscReal max_time(TS ts) {
 TSExactFinalTimeOption exact_final_time(TS ts) {
   return ts->exact_final_time;
 }
+// 3.21 rewrote event handling (src/ts/event/tsevent.c): the TSEventStatus field and enum
+// (TSEVENT_NONE, TSEVENT_LOCATED_INTERVAL, ...) are gone, and TSAdaptChoose skips the adapter
+// while `processing` is set (the bracket being refined, or the post-event steps being taken).
+#if PETSC_VERSION_GE(3, 21, 0)
+bool event_locating(TS ts) {
+  return ts->event != nullptr && ts->event->processing == PETSC_TRUE;
+}
+QuietEvents::QuietEvents(TS ts) : ts_(ts) {
+  if (!ts_->event) return;
+  saved_ = ts_->event->processing == PETSC_TRUE ? 1 : 0;
+  ts_->event->processing = PETSC_FALSE;
+}
+QuietEvents::~QuietEvents() {
+  if (ts_->event) ts_->event->processing = saved_ ? PETSC_TRUE : PETSC_FALSE;
+}
+#else
 bool event_locating(TS ts) {
   return ts->event != nullptr && ts->event->status != TSEVENT_NONE;
-}
-bool has_events(TS ts) {
-  return ts->event != nullptr;
-}
-PetscInt events_recorded(TS ts) {
-  return ts->event ? ts->event->recorder.ctr : 0;
 }
 QuietEvents::QuietEvents(TS ts) : ts_(ts) {
   if (!ts_->event) return;
@@ -75,7 +88,13 @@ QuietEvents::QuietEvents(TS ts) : ts_(ts) {
 QuietEvents::~QuietEvents() {
   if (ts_->event) ts_->event->status = static_cast<TSEventStatus>(saved_);
 }
-
+#endif
+bool has_events(TS ts) {
+  return ts->event != nullptr;
+}
+PetscInt events_recorded(TS ts) {
+  return ts->event ? ts->event->recorder.ctr : 0;
+}
 TsFn step_op(TS ts) {
   return ts->ops->step;
 }

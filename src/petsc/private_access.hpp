@@ -4,8 +4,18 @@
 // only file that includes petsc/private/tsimpl.h (whose layout changes between releases).
 
 #include <petscts.h>
+#include <petscversion.h>
 
 namespace rwd::petsc::detail {
+
+/// What a setfromoptions op receives: 3.23 made PetscOptionItems a pointer type and passes it by
+/// value, where 3.18-3.22 pass a pointer to the struct. Both are pointers to the items, so
+/// PETSc's PetscOptions* macros work on either.
+#if PETSC_VERSION_GE(3, 23, 0)
+using OptionItems = PetscOptionItems;
+#else
+using OptionItems = PetscOptionItems*;
+#endif
 
 // ---- TS -------------------------------------------------------------------------------------
 /// The solution vector (ts->vec_sol).
@@ -78,7 +88,7 @@ struct TrajectoryOps {
   PetscErrorCode (*view)(TSTrajectory, PetscViewer);
   PetscErrorCode (*reset)(TSTrajectory);
   PetscErrorCode (*destroy)(TSTrajectory);
-  PetscErrorCode (*setfromoptions)(TSTrajectory, PetscOptionItems*);
+  PetscErrorCode (*setfromoptions)(TSTrajectory, OptionItems);
   PetscErrorCode (*setup)(TSTrajectory, TS);
 };
 void set_ops(TSTrajectory tj, const TrajectoryOps& ops);

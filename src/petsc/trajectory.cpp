@@ -75,7 +75,7 @@ PetscErrorCode make_dirname(TSTrajectory tj) {
   if (!dir || !disk) PetscFunctionReturn(0);
   PetscMPIInt rank = 0;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscBool exists = PETSC_FALSE;
+  int exists = 0;  // an int: PetscBool is an enum before PETSc 3.24, a C bool since
   std::string why;
   if (rank == 0) {
     // As mkdir -p: each component in turn, as written ("a/../b" makes a, then b).
@@ -97,14 +97,14 @@ PetscErrorCode make_dirname(TSTrajectory tj) {
     }
     // Not PetscCall: an error here on rank 0 alone would leave the others in the broadcast.
     std::error_code ec;
-    exists = (PetscBool)(::access(dir, W_OK | X_OK) == 0 && std::filesystem::is_directory(dir, ec));
+    exists = ::access(dir, W_OK | X_OK) == 0 && std::filesystem::is_directory(dir, ec) ? 1 : 0;
     if (!exists && why.empty()) {
       why = !std::filesystem::exists(dir, ec)         ? ": it does not exist"
             : !std::filesystem::is_directory(dir, ec) ? ": it is not a directory"
                                                       : ": it is not writable";
     }
   }
-  PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));
+  PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
   if (!exists) {  // every rank's error gives rank 0's reason
     char text[512] = {};
     why.copy(text, sizeof text - 1);
@@ -249,7 +249,7 @@ PetscErrorCode destroy_op(TSTrajectory tj) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode setfromoptions_op(TSTrajectory tj, PetscOptionItems* items) {
+PetscErrorCode setfromoptions_op(TSTrajectory tj, detail::OptionItems items) {
   PetscFunctionBegin;
   PetscCall(read_options(trajectory(tj).carry.options, items, PetscObjectComm((PetscObject)tj)));
   PetscFunctionReturn(0);

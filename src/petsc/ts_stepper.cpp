@@ -117,7 +117,9 @@ void TsStepper::adjoint(Step) {
 
 // In the forward run step i reused f(t_i, Y_last) of step i-1 as its first stage derivative. A
 // zero-length step from Y_last at t_i evaluates exactly that (every stage of it is Y_last),
-// leaving it where the next step takes it from; then x_i is put back.
+// leaving it where the next step takes it from; then x_i is put back. The step number is step
+// i-1's, as it was when the forward run evaluated it: a right-hand side may read it
+// (TSGetStepNumber; PETSc's optimal_control/ex1 indexes its controls by it).
 void TsStepper::rebuild_reused_stage(Step i) {
   const auto k = static_cast<std::size_t>(i);
   PetscInt ns = 0;
@@ -129,6 +131,7 @@ void TsStepper::rebuild_reused_stage(Step i) {
   REWIND_PETSC(VecCopy(sol, x));
   REWIND_PETSC(VecCopy(Y[ns - 1], sol));
   detail::restart_history(ts_, true);
+  detail::set_clock(ts_, {static_cast<PetscInt>(i - 1), log_.times[k], log_.times[k - 1]});
   replay_step(ts_, {Attempt{0.0, {}, false}}, 0);
   REWIND_PETSC(VecCopy(x, sol));
   REWIND_PETSC(VecDestroy(&x));

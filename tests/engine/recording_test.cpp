@@ -252,6 +252,36 @@ TEST_P(Parking, ThinnedRecordingsArePlannedAgainAndStayBitwise) {
   }
 }
 
+// Online recordings of 1 to 4 steps (the step count learnt at the end, as with events or
+// adaptive steps), each thinned with its last step's data kept, then parked and reversed. The
+// reverse of a 1-step one is its kept step alone: until 2026-11-27 it then followed the online
+// plan it was thinned from, which frees x_1, and stopped with "reads restart 1 ... from ram
+// where it is not held" (PETSc 3.22's ex3sa: an event segment of one step).
+TEST_P(Parking, ThinnedOnlineRecordingsOfFewStepsAreReversed) {
+  for (Step n = 1; n <= 4; ++n) {
+    SCOPED_TRACE("steps " + std::to_string(n));
+    const Ring ring(MPI_COMM_WORLD, 40);
+    auto stepper = GetParam().stepper.make(ring);
+    EngineConfig c = config("auto", GetParam().ram, GetParam().disk);
+    c.params.steps = 0;  // online: the stepper says when the run ends
+    c.store.directory = scratch_dir("thin-online");
+    stepper->stop_at = n;
+    const std::vector<double> g = alone(*stepper, 0.0, c);
+    auto stores = std::make_shared<Stores>(stores_config("thin-online"));
+    stepper->reset(0.0);
+    Recording r(*stepper, stores, c);
+    r.record();
+    ASSERT_EQ(r.steps(), n);
+    r.thin();
+    r.park();
+    r.reverse();
+    EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), g)));
+    EXPECT_EQ(stores->ram().stats().live, 0);
+    EXPECT_EQ(stores->claimed().ram, 0);
+    stores->close();
+  }
+}
+
 std::vector<ParkCase> park_cases() {
   std::vector<ParkCase> out;
   for (const auto& s : kSteppers) {

@@ -3,6 +3,7 @@
 #   cmake -DWORK_DIR=<dir> -DCONSUMERS=<tests/install> -DKIND=shared|static
 #         (-DBUILD_DIR=<rewind build tree to install> |
 #          -DSOURCE_DIR=<rewind source> [-DGENERATOR=..] [-DCXX=..] [-DC=..] [-DWERROR=ON|OFF])
+#         -DMPIEXEC=<mpiexec> [-DMPIEXEC_FLAGS=<flags;...>]
 #         [-DFULL_COMPONENTS=<c,...>] [-DJOBS=<n>] -P check.cmake
 # With SOURCE_DIR it first configures and builds rewind's libraries alone (no tests, benchmarks or
 # apps) in <WORK_DIR>/rewind-build, kept between runs so that a rerun only rebuilds what changed.
@@ -10,12 +11,18 @@
 #  (a) a rewind::schedule consumer is configured where pkg-config cannot find PETSc, built and
 #      run; asking for rewind::petsc there must fail with a message naming PETSc;
 #  (b) the full consumer (rewind::engine with a disk checkpoint, rewind::petsc) is configured
-#      asking for FULL_COMPONENTS (empty: everything), built and run.
+#      asking for FULL_COMPONENTS (empty: everything), built and run;
+#  (c) a PETSc user's C program (c_consumer/adjoint.c: its adjoint under a rewind RAM budget set
+#      in the code must equal PETSc's store-all bit for bit) is built by a project(... C) with
+#      find_package(rewind COMPONENTS petsc), and by a plain makefile with pkg-config
+#      (rewind-petsc.pc, and rewind.pc for the engine program of (b)); each is run under mpiexec.
+#      Against a static install the C project must first be refused with a message saying to
+#      enable C++.
 # KIND says which libraries the install must hold, and the consumers must (not) load shared
 # rewind libraries accordingly.
 cmake_minimum_required(VERSION 3.22)
 
-foreach(var WORK_DIR CONSUMERS KIND)
+foreach(var WORK_DIR CONSUMERS KIND MPIEXEC)
   if(NOT ${var})
     message(FATAL_ERROR "check.cmake: -D${var}=... is required")
   endif()
@@ -41,9 +48,21 @@ function(step name)
 endfunction()
 
 set(prefix ${WORK_DIR}/prefix)
+
+# check_loads(<exe>): a shared install is loaded from the prefix, a static one not at all.
+function(check_loads exe)
+  execute_process(COMMAND ldd ${exe} OUTPUT_VARIABLE deps)
+  if(KIND STREQUAL "static" AND deps MATCHES "librewind")
+    message(FATAL_ERROR "${exe} built against the static install loads a rewind library:\n${deps}")
+  endif()
+  if(KIND STREQUAL "shared" AND NOT deps MATCHES "librewind[^\n]*=> ${prefix}/")
+    message(FATAL_ERROR "${exe} does not load rewind from ${prefix}:\n${deps}")
+  endif()
+endfunction()
+
 file(REMOVE_RECURSE ${prefix} ${WORK_DIR}/schedule_consumer ${WORK_DIR}/full_consumer
-     ${WORK_DIR}/run ${WORK_DIR}/no-pkg-config)
-file(MAKE_DIRECTORY ${WORK_DIR}/run ${WORK_DIR}/no-pkg-config)
+     ${WORK_DIR}/c_consumer ${WORK_DIR}/make_consumer ${WORK_DIR}/run ${WORK_DIR}/no-pkg-config)
+file(MAKE_DIRECTORY ${WORK_DIR}/run ${WORK_DIR}/no-pkg-config ${WORK_DIR}/make_consumer)
 
 set(compilers "")
 if(CXX)
@@ -71,6 +90,10 @@ if(SOURCE_DIR)
        -DREWIND_BUILD_BENCHMARKS=OFF -DREWIND_BUILD_APPS=OFF -DREWIND_WERROR=${WERROR})
   step("build rewind (${KIND})" ${CMAKE_COMMAND} --build ${BUILD_DIR} -j ${JOBS})
   list(REMOVE_ITEM compilers -DCMAKE_C_COMPILER=${C})
+endif()
+set(c_compilers ${compilers})
+if(C)
+  list(APPEND c_compilers -DCMAKE_C_COMPILER=${C})
 endif()
 if(NOT BUILD_DIR)
   message(FATAL_ERROR "check.cmake: -DBUILD_DIR=... or -DSOURCE_DIR=... is required")
@@ -127,13 +150,7 @@ step("configure the full consumer" ${CMAKE_COMMAND} -S ${CONSUMERS}/full_consume
      "-DREWIND_COMPONENTS=${FULL_COMPONENTS}")
 step("build the full consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/full_consumer -j ${JOBS})
 foreach(exe consumer_engine consumer_petsc)
-  execute_process(COMMAND ldd ${WORK_DIR}/full_consumer/${exe} OUTPUT_VARIABLE deps)
-  if(KIND STREQUAL "static" AND deps MATCHES "librewind")
-    message(FATAL_ERROR "${exe} built against the static install loads a rewind library:\n${deps}")
-  endif()
-  if(KIND STREQUAL "shared" AND NOT deps MATCHES "librewind[^\n]*=> ${prefix}/")
-    message(FATAL_ERROR "${exe} does not load rewind from ${prefix}:\n${deps}")
-  endif()
+  check_loads(${WORK_DIR}/full_consumer/${exe})
 endforeach()
 execute_process(COMMAND ${CMAKE_COMMAND} -E chdir ${WORK_DIR}/run
                         ${WORK_DIR}/full_consumer/consumer_engine
@@ -150,6 +167,64 @@ step("run the PETSc consumer" ${WORK_DIR}/full_consumer/consumer_petsc)
 message("${step_output}")
 if(NOT step_output MATCHES "rewind trajectory registered")
   message(FATAL_ERROR "the PETSc consumer did not run correctly")
+endif()
+
+# (c) C consumers of rewind::petsc, run at 2 ranks.
+# run_adjoint(<name> <exe>): the C program under mpiexec; it must say PASSED and exit 0.
+function(run_adjoint name exe)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E chdir ${WORK_DIR}/run
+                          ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${exe}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${name}: ${out}${err}")
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "bitwise equal to store-all: PASSED")
+    message(FATAL_ERROR "${name} failed (exit ${rc}): its adjoint under rewind's budget is not "
+                        "PETSc's store-all one, or it did not build and run correctly")
+  endif()
+endfunction()
+
+if(KIND STREQUAL "static")
+  set(expect_static ON)
+else()
+  set(expect_static OFF)
+endif()
+step("configure the C consumer (project C)" ${CMAKE_COMMAND} -S ${CONSUMERS}/c_consumer
+     -B ${WORK_DIR}/c_consumer ${c_compilers} -DCMAKE_PREFIX_PATH=${prefix}
+     -DREWIND_EXPECT_STATIC=${expect_static})
+if(expect_static AND NOT step_output MATCHES "as expected, a static rewind::petsc asks for C\\+\\+")
+  message("${step_output}")
+  message(FATAL_ERROR "the C consumer's configure did not check the static refusal")
+endif()
+step("build the C consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/c_consumer -j ${JOBS})
+check_loads(${WORK_DIR}/c_consumer/c_adjoint)
+run_adjoint("the C consumer (CMake)" ${WORK_DIR}/c_consumer/c_adjoint)
+
+file(GLOB_RECURSE pc_files ${prefix}/*.pc)
+foreach(pc rewind.pc rewind-petsc.pc rewind-engine.pc rewind-schedule.pc)
+  if(NOT pc_files MATCHES "/pkgconfig/${pc}(;|$)")
+    message(FATAL_ERROR "the install has no ${pc}: ${pc_files}")
+  endif()
+endforeach()
+list(GET pc_files 0 pc_dir)
+get_filename_component(pc_dir ${pc_dir} DIRECTORY)
+find_program(MAKE_EXECUTABLE NAMES make gmake REQUIRED)
+step("build the makefile consumer (pkg-config)"
+     ${CMAKE_COMMAND} -E env "PKG_CONFIG_PATH=${pc_dir}:$ENV{PKG_CONFIG_PATH}"
+     ${MAKE_EXECUTABLE} -C ${WORK_DIR}/make_consumer -f ${CONSUMERS}/c_consumer/Makefile)
+message("${step_output}")
+foreach(exe c_adjoint cxx_engine)
+  check_loads(${WORK_DIR}/make_consumer/${exe})
+endforeach()
+run_adjoint("the C consumer (makefile)" ${WORK_DIR}/make_consumer/c_adjoint)
+execute_process(COMMAND ${CMAKE_COMMAND} -E chdir ${WORK_DIR}/run
+                        ${MPIEXEC} -n 1 ${MPIEXEC_FLAGS} ${WORK_DIR}/make_consumer/cxx_engine
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "engine n=10 adjoint=0.0009765625 disk_writes=[1-9]")
+  message(FATAL_ERROR "the engine program built from rewind.pc did not run correctly (exit ${rc})")
+endif()
+file(GLOB left ${WORK_DIR}/run/*)
+if(left)
+  message(FATAL_ERROR "the consumers run under mpiexec left files behind: ${left}")
 endif()
 
 string(TIMESTAMP t_end "%s")

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../support/caller_state.hpp"
+#include "all_ranks.hpp"
 #include "decay_problem.hpp"
 #include "rewind/petsc/trajectory.h"
 
@@ -81,8 +82,7 @@ int main(int argc, char** argv) {
   }
   PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
 
-  PetscBool all = PETSC_FALSE;
-  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  const bool all = rwd::testing::all_ranks(ok, PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n",
                         all ? "caller state test passed" : "caller state test FAILED"));
   PetscCall(rwd::testing::destroy_decay_problem(p));

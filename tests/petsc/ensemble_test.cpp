@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "all_ranks.hpp"
 #include "decay_problem.hpp"
 #include "rewind/ensemble/reproducible_sum.hpp"
 #include "rewind/petsc/ensemble.h"
@@ -382,8 +383,7 @@ int main(int argc, char** argv) {
   PetscCallMPI(MPI_Comm_free(&cross));
   const bool same =
       local > 0 && std::memcmp(reference.data(), g.data(), g.size() * sizeof(PetscScalar)) == 0;
-  PetscBool all = PETSC_FALSE, mine = same ? PETSC_TRUE : PETSC_FALSE;
-  PetscCallMPI(MPI_Allreduce(&mine, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  const bool all = rwd::testing::all_ranks(same, PETSC_COMM_WORLD);
   const char* json;
   PetscCall(RewindEnsembleGetReport(ens, &json));
   const bool reported = std::strstr(json, "\"mapping\": [{\"task\": 0") != nullptr;
@@ -392,9 +392,9 @@ int main(int argc, char** argv) {
   std::vector<PetscScalar> none(static_cast<std::size_t>(local), std::nan(""));
   PetscCall(RewindEnsembleForward(ens, 0, NULL));
   PetscCall(RewindEnsembleBackward(ens, NULL, none.data()));
-  PetscBool zeros = PETSC_TRUE;
-  for (PetscScalar v : none) zeros = v == 0.0 ? zeros : PETSC_FALSE;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &zeros, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  bool zeros = true;
+  for (PetscScalar v : none) zeros = zeros && v == 0.0;
+  zeros = rwd::testing::all_ranks(zeros, PETSC_COMM_WORLD);
   // The pass had no task 0.
   RewindEnsembleTaskRecord none_record;
   RewindEnsembleStats none_stats;

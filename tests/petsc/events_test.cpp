@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "all_ranks.hpp"
 #include "rewind/petsc/trajectory.h"
 
 namespace {
@@ -56,6 +57,16 @@ struct Model {
     return static_cast<PetscReal>(seed >> 11) * 0x1.0p-52 - 1.0;
   }
 };
+
+// The text of the error `ierr`. PetscErrorMessage's third argument became `const char**` in
+// PETSc 3.25 (`char**` before): the type is read off the function.
+template <class Code, class Text>
+std::string error_text(PetscErrorCode (*message)(Code, const char*[], Text**),
+                       PetscErrorCode ierr) {
+  Text* specific = nullptr;
+  if (message(ierr, nullptr, &specific)) return "";
+  return specific ? specific : "";
+}
 
 PetscErrorCode rhs(TS, PetscReal, Vec x, Vec f, void* ctx) {
   Model& m = *static_cast<Model*>(ctx);
@@ -267,10 +278,8 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Check check, R
     const PetscErrorCode ierr = TSAdjointSolve(ts);
     PetscCall(PetscPopErrorHandler());
     if (ierr) {
-      char* specific = nullptr;
-      PetscCall(PetscErrorMessage(ierr, NULL, &specific));
       out.failed = true;
-      out.message = specific ? specific : "";
+      out.message = error_text(PetscErrorMessage, ierr);
     }
   } else {
     PetscCall(TSAdjointSolve(ts));
@@ -301,9 +310,7 @@ bool same(const std::vector<PetscScalar>& a, const std::vector<PetscScalar>& b) 
 }
 
 bool all_ranks(bool local) {
-  PetscBool in = local ? PETSC_TRUE : PETSC_FALSE, all = PETSC_FALSE;
-  MPI_Allreduce(&in, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD);
-  return all == PETSC_TRUE;
+  return rwd::testing::all_ranks(local, PETSC_COMM_WORLD);
 }
 
 // The replay check scenarios: the checked candidate stops on every rank with the check's error,
@@ -366,8 +373,7 @@ int main(int argc, char** argv) {
   const PetscBool ok = same(reference.lambda, candidate.lambda) && same(reference.mu, candidate.mu)
                            ? PETSC_TRUE
                            : PETSC_FALSE;
-  PetscBool all = PETSC_FALSE;
-  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  const bool all = rwd::testing::all_ranks(ok, PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "scenario %s: %" PetscInt_FMT " steps, %zu events; lambda and mu %s "
                         "store-all: events test %s\n",

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "all_ranks.hpp"
 #include "decay_problem.hpp"
 #include "rewind/petsc/trajectory.h"
 
@@ -146,8 +147,7 @@ int main(int argc, char** argv) {
     if (!e) ok = PETSC_FALSE;
   }
 
-  PetscBool all = PETSC_FALSE;
-  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  const bool all = rwd::testing::all_ranks(ok, PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n",
                         all ? "linked API test passed" : "linked API test FAILED"));
   PetscCall(rwd::testing::destroy_decay_problem(p));

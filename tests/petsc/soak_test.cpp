@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../support/process_figures.hpp"
+#include "all_ranks.hpp"
 #include "decay_problem.hpp"
 #include "rewind/petsc/trajectory.h"
 
@@ -83,8 +84,7 @@ int main(int argc, char** argv) {
                         kSolves - kWarmUp, worst[0], worst[1], disk_writes));
   if (worst[0] >= kRssGrowthMiB || worst[1] > 0 || disk_writes == 0) ok = PETSC_FALSE;
 
-  PetscBool all = PETSC_FALSE;
-  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  const bool all = rwd::testing::all_ranks(ok, PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", all ? "soak test passed" : "soak test FAILED"));
   PetscCall(rwd::testing::destroy_decay_problem(p));
   PetscCall(PetscFinalize());

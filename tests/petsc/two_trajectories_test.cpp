@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "all_ranks.hpp"
 #include "decay_problem.hpp"
 #include "rewind/petsc/trajectory.h"
 
@@ -83,9 +84,7 @@ int main(int argc, char** argv) {
   TSTrajectory tj;
   PetscCall(TSGetTrajectory(p[0].ts, &tj));
   PetscCall(TSTrajectoryView(tj, PETSC_VIEWER_STDOUT_WORLD));
-  PetscBool all = PETSC_FALSE;
-  PetscCallMPI(MPI_Allreduce(&ok, &all, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
-  all = (PetscBool)(all && disk_writes > 0);
+  const bool all = rwd::testing::all_ranks(ok, PETSC_COMM_WORLD) && disk_writes > 0;
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "MPI thread level %d, %" PetscInt_FMT " disk writes: %s\n", provided,
                         disk_writes, all ? "two trajectories test passed" : "FAILED"));

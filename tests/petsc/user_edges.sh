@@ -12,11 +12,13 @@
 #   identity         a killed run resumes with its directory given another way, other output
 #                    options and another disk budget; another input path is another problem
 # Environment: MPIEXEC, REWIND_LIB (librewind.so), REWIND_PAUSE_LIB (the test pause library),
-# EX20ADJ, EX5ADJ, EX3SA (the tutorials).
+# EX20ADJ, EX5ADJ, EX3SA (the tutorials), TS_DT (the step size option's name in the PETSc
+# built against: -ts_dt, or -ts_time_step from 3.25).
 set -euo pipefail
 case_name=$1 work=$2
 mpiexec=${MPIEXEC:-mpirun}
 lib=${REWIND_LIB:?set REWIND_LIB}
+dt=${TS_DT:--ts_dt}
 rewind=(-dll_append "$lib" -ts_trajectory_type rewind)
 fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }
 rm -rf "$work"
@@ -42,7 +44,7 @@ refused() {
   grep -qE -- "$regex" err.txt || fail "refused without '$regex': ${*:2}: $(error_of)"
 }
 
-ex20=("$EX20ADJ" -ts_type cn -ts_dt 0.001 -mu 100000)
+ex20=("$EX20ADJ" -ts_type cn "$dt" 0.001 -mu 100000)
 ex5=("$EX5ADJ" -da_grid_x 20 -da_grid_y 20)
 ex3sa=("$EX3SA" -sa_method adj -ts_type cn -pc_type lu)
 
@@ -160,7 +162,7 @@ advice)
     echo "events, RAM $start: followed the advice to RAM $ram, and to the disk"
   done
   # An offline schedule with adaptive steps: every way the refusal names.
-  adapt=("${ex5[@]}" -ts_max_steps 30 -ts_adapt_type basic -ts_dt 20 "${rewind[@]}"
+  adapt=("${ex5[@]}" -ts_max_steps 30 -ts_adapt_type basic "$dt" 20 "${rewind[@]}"
          -ts_trajectory_max_cps_ram 3)
   refused "choose an online schedule \(-ts_trajectory_rewind_schedule online or dynamic\) or auto, or a fixed step size \(-ts_adapt_type none\), or give the exact count the adaptive run takes \(-ts_trajectory_rewind_steps\)" \
     1 "${adapt[@]}" -ts_trajectory_rewind_schedule revolve
