@@ -41,8 +41,8 @@ pkg_check_modules(PETSC REQUIRED IMPORTED_TARGET PETSc>=3.18)
 # refused here rather than found wrong at run time.
 set(REWIND_PETSC_TESTED 3.18 3.22 3.25)
 option(REWIND_PETSC_UNTESTED "Build against a PETSc release outside the tested set" OFF)
-string(REGEX MATCH "^[0-9]+\\.[0-9]+" _rewind_petsc_minor "${PETSC_VERSION}")
-if(NOT _rewind_petsc_minor IN_LIST REWIND_PETSC_TESTED)
+string(REGEX MATCH "^[0-9]+\\.[0-9]+" REWIND_PETSC_MINOR "${PETSC_VERSION}")
+if(NOT REWIND_PETSC_MINOR IN_LIST REWIND_PETSC_TESTED)
   list(JOIN REWIND_PETSC_TESTED ", " _tested)
   if(REWIND_PETSC_UNTESTED)
     message(WARNING "PETSc ${PETSC_VERSION} is outside the releases rewind is tested against "

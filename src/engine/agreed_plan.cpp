@@ -33,6 +33,7 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
                                     {n.no_pullback, setting_hash(c.pullback_checkpoints)},
                                     {"RecordingConfig::max_steps", setting_hash(c.max_steps)},
                                     {"RecordingConfig::verify", setting_hash(c.verify)},
+                                    {n.verify_tolerance, setting_hash(c.verify_tolerance)},
                                     {"the step costs and sizes", costs}};
   if (st) {
     out.insert(out.end(), {{"StoresConfig::ram", setting_hash(st->ram)},

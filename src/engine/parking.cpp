@@ -46,6 +46,18 @@ bool Parking::can_rebuild() const {
   return false;
 }
 
+bool Parking::whole() const {
+  if (phase != Phase::Recorded && phase != Phase::Parked) return false;
+  if (thinned || work_lost) return false;
+  const record::CheckpointRecord& r = io->record();
+  for (Step i = 0; i < steps; ++i) {
+    if (r.cheapest(key(i, Kind::Pullback))) continue;
+    if (i == steps - 1 && r.work_pullback() == i) continue;  // in the stepper until parked
+    return false;
+  }
+  return true;
+}
+
 void Parking::park() {
   require_phase(Phase::Recorded, "park()");
   require_buffers("park()");

@@ -142,6 +142,15 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
           names.steps + " must be >= 0 (0 = not known in advance), got " + std::to_string(p.steps));
   require(std::isfinite(config.ram_bytes) && config.ram_bytes >= 0,
           names.ram_bytes + " must be a finite number >= 0 (0: no byte budget)");
+  require(std::isfinite(config.verify_tolerance) && config.verify_tolerance >= 0 &&
+              config.verify_tolerance < 1,
+          config.names.verify_tolerance +
+              " must be at least 0 (0: the same bits) and below 1 (a difference as large as "
+              "the state), got " +
+              std::to_string(config.verify_tolerance));
+  require(config.verify || config.verify_tolerance == 0,
+          config.names.verify_tolerance + " is given with the replay check off (" +
+              config.names.verify + "), where it would do nothing");
   require(config.max_steps >= 0, "RecordingConfig::max_steps must be >= 0 (0: no bound), got " +
                                      std::to_string(config.max_steps));
   require(sizes.restart >= 0 && sizes.pullback >= 0, "checkpoint sizes must be >= 0");

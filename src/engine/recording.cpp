@@ -117,6 +117,9 @@ Claim Recording::park_claim() const {
   impl_->require_phase(Phase::Recorded, "park_claim()");
   return impl_->park_claim();
 }
+bool Recording::whole() const {
+  return impl_->whole();
+}
 bool Recording::can_rebuild() const {
   return impl_->can_rebuild();
 }

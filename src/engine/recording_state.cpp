@@ -39,7 +39,8 @@ RecordingState::RecordingState(Stepper& s, std::shared_ptr<Stores> st, const Rec
   take_stepper();
   overlap_at_start = stores->io_overlap_seconds();
   prefetch_at_start = stores->prefetch_stats();
-  check = detail::ReplayCheck(comm::comm_rank(stores->comm()));
+  check = detail::ReplayCheck(comm::comm_rank(stores->comm()), config.verify_tolerance,
+                              config.names.verify_tolerance);
   remember(0);
 }
 

@@ -1,19 +1,86 @@
 #include "replay_check.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "rewind/storage/sealed_blocks.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine::detail {
 
-std::vector<std::uint64_t> ReplayCheck::hash(const std::vector<Field>& fields) {
+namespace {
+
+// SplitMix64's finaliser: 64 well-mixed sign bits for 64 consecutive global indices.
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// The norm and the ±1 projection of this rank's block, the signs drawn from the global index
+// (plain SSE2 arithmetic on the caller's thread: no wide vector state left behind).
+FieldPrint sketch(const Field& f) {
+  FieldPrint p;
+  const std::span<const double> v = f.data;
+  const auto offset = static_cast<std::uint64_t>(f.offset);
+  std::size_t i = 0;
+  while (i < v.size()) {
+    const std::uint64_t g = offset + i;
+    const std::uint64_t signs = mix(g / 64) >> (g % 64);
+    const std::size_t end = std::min(v.size(), i + static_cast<std::size_t>(64 - g % 64));
+    double squares = 0.0, projection = 0.0;
+    std::uint64_t bits_projection = 0;
+    for (std::size_t j = 0; i + j < end; ++j) {
+      const double x = v[i + j];
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      if (x == 0.0) bits = 0;  // -0 is 0 here: the hash tells them apart
+      squares += x * x;
+      const bool minus = ((signs >> j) & 1U) != 0;
+      projection += minus ? -x : x;
+      bits_projection += minus ? 0 - bits : bits;
+    }
+    p.sum_squares += squares;
+    p.projection += projection;
+    p.bit_projection += bits_projection;
+    i = end;
+  }
+  return p;
+}
+
+std::string scientific(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1e", v);
+  return text;
+}
+
+}  // namespace
+
+double relative_difference(const FieldPrint& then, const FieldPrint& now) {
+  const double norm = std::sqrt(then.sum_squares);
+  const double d = std::max(std::fabs(std::sqrt(now.sum_squares) - norm),
+                            std::fabs(now.projection - then.projection));
+  return norm > 0.0 ? d / norm : d;
+}
+
+std::int64_t ulps_apart(const FieldPrint& then, const FieldPrint& now) {
+  const auto d = static_cast<std::int64_t>(now.bit_projection - then.bit_projection);
+  const std::int64_t limit = std::int64_t{1} << 20;
+  return d > -limit && d < limit ? (d < 0 ? -d : d) : -1;
+}
+
+std::vector<FieldPrint> ReplayCheck::prints(const std::vector<Field>& fields) {
   const auto t0 = SteadyClock::now();
-  std::vector<std::uint64_t> out;
+  std::vector<FieldPrint> out;
   out.reserve(fields.size());
   for (const auto& f : fields) {
+    FieldPrint p = sketch(f);
     // The stores' checksum: the same XXH3-64, with the widest vector code the CPU has.
-    out.push_back(storage::block_checksum(f.data));
+    p.hash = storage::block_checksum(f.data);
+    out.push_back(p);
     bytes_ += static_cast<std::int64_t>(f.data.size_bytes());
   }
   seconds_ += seconds_since(t0);
@@ -22,7 +89,7 @@ std::vector<std::uint64_t> ReplayCheck::hash(const std::vector<Field>& fields) {
 
 void ReplayCheck::remember(Step step, const std::vector<Field>& fields) {
   const auto k = static_cast<std::size_t>(step);
-  std::vector<std::uint64_t> h = hash(fields);
+  std::vector<FieldPrint> h = prints(fields);
   if (present_.empty() && odd_.empty()) width_ = h.size();
   if (present_.size() <= k) present_.resize(k + 1, false);
   if (h.size() == width_) {
@@ -36,7 +103,7 @@ void ReplayCheck::remember(Step step, const std::vector<Field>& fields) {
   }
 }
 
-const std::uint64_t* ReplayCheck::stored(Step step, std::size_t& count) const {
+const FieldPrint* ReplayCheck::stored(Step step, std::size_t& count) const {
   const auto k = static_cast<std::size_t>(step);
   if (k < present_.size() && present_[k]) {
     count = width_;
@@ -50,21 +117,54 @@ const std::uint64_t* ReplayCheck::stored(Step step, std::size_t& count) const {
 
 void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
   std::size_t count = 0;
-  const std::uint64_t* then = mismatch_ ? nullptr : stored(step, count);
+  const FieldPrint* then = mismatch_ ? nullptr : stored(step, count);
   if (then == nullptr || count == 0) return;
-  const std::vector<std::uint64_t> now = hash(fields);
+  const std::vector<FieldPrint> now = prints(fields);
   for (std::size_t f = 0; f < now.size() && f < count; ++f) {
-    if (now[f] == then[f]) continue;
-    mismatch_.emplace(
-        ErrorCode::InvalidArgument,
-        "the recomputed state x_" + std::to_string(step) + " differs from the one the first " +
-            "sweep reached (field '" + std::string(fields[f].name) + "', rank " +
-            std::to_string(rank_) +
-            "): the forward run cannot be reproduced from its checkpoints, and the gradient "
-            "would be wrong. What usually causes it: state outside the stepper that the program "
-            "changes (an event's post-event function, a parameter or model changed between "
-            "solves, a hybrid mode) or a right-hand side that is not deterministic (threads, "
-            "random numbers, uninitialised memory)");
+    if (now[f].hash == then[f].hash) continue;
+    const double size = relative_difference(then[f], now[f]);
+    if (tolerance_ > 0.0 && size <= tolerance_) {
+      ++tolerated_;
+      largest_tolerated_ = std::max(largest_tolerated_, size);
+      continue;
+    }
+    std::string what = "the recomputed state x_" + std::to_string(step) +
+                       " differs from the one the first sweep reached (field '" +
+                       std::string(fields[f].name) + "', rank " + std::to_string(rank_) + ") by " +
+                       (size > 0.0 ? "about " + scientific(size) : "less than 1e-16") +
+                       " relative to its norm on this rank";
+    const std::int64_t ulps = ulps_apart(then[f], now[f]);
+    if (ulps == 0 && size == 0.0) {
+      what += " (equal in value: zeros of the other sign)";
+    } else if (ulps >= 0) {
+      what += " (in its last bits: a ±1 sum of the differences of its entries is " +
+              std::to_string(ulps) + " units in the last place)";
+    }
+    if (tolerance_ > 0.0) {
+      char text[96];
+      std::snprintf(text, sizeof text, " (%.6e), more than the tolerance %.6e (", size, tolerance_);
+      what += text + tolerance_name_ + ")";
+    }
+    if (size < 1e-10 || ulps >= 0) {
+      // Round-off: the model is the same, the arithmetic is not.
+      what +=
+          ": round-off, but the gradient would differ from store-all's by about as much. "
+          "What usually causes it: arithmetic that depends on the run's history (an "
+          "automatic-differentiation Jacobian taped once, a cache, a parameter set back by "
+          "arithmetic that rounds, as (p + d) - d) or on timing (a reduction in another "
+          "order)";
+      if (tolerance_ == 0.0 && !tolerance_name_.empty()) {
+        what += "; to accept it, give " + tolerance_name_ + " (e.g. 1e-12)";
+      }
+    } else {
+      what +=
+          ": the forward run cannot be reproduced from its checkpoints, and the gradient "
+          "would be wrong. What usually causes it: state outside the stepper that the "
+          "program changes (an event's post-event function, a parameter or model changed "
+          "between solves, a hybrid mode) or a right-hand side that is not deterministic "
+          "(threads, random numbers, uninitialised memory)";
+    }
+    mismatch_.emplace(ErrorCode::InvalidArgument, what);
     return;
   }
 }

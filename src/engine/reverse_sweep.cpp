@@ -112,6 +112,8 @@ RunStats ReverseSweep::finish() {
   stats.prefetch = {p.hits - prefetch_at_start.hits, p.late - prefetch_at_start.late,
                     p.skipped - prefetch_at_start.skipped};
   stats.verify_seconds = check.seconds();
+  stats.verify_tolerated = check.tolerated();
+  stats.verify_largest_tolerated = check.largest_tolerated();
   stats.total_seconds = seconds_since(started);
   return current_stats();
 }
@@ -120,6 +122,8 @@ RunStats ReverseSweep::current_stats() const {
   RunStats out = stats;
   out.io_seconds = io->seconds();
   out.verify_seconds = check.seconds();
+  out.verify_tolerated = check.tolerated();
+  out.verify_largest_tolerated = check.largest_tolerated();
   out.ram = io->record().traffic(Level::Ram);
   out.disk = io->record().traffic(Level::Disk);
   return out;

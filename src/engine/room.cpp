@@ -44,7 +44,7 @@ class Room {
 
   bool thin() {
     for (HeldRecording* h : oldest_first()) {
-      if (h->recording->thinned() || !tried_thin_.insert(h->owner).second) continue;
+      if (h->whole || h->recording->thinned() || !tried_thin_.insert(h->owner).second) continue;
       try {
         h->recording->thin(false);
         if (hooks_.thinned) hooks_.thinned(h->owner);
@@ -79,7 +79,7 @@ class Room {
   bool cut() {
     HeldRecording* victim = nullptr;
     for (HeldRecording* h : oldest_first()) {
-      if (!victim || h->steps < victim->steps) victim = h;
+      if (!h->whole && (!victim || h->steps < victim->steps)) victim = h;
     }
     if (!victim) return false;
     hooks_.cut(victim->owner);

@@ -82,6 +82,8 @@ void RunStats::add(const RunStats& s) {
   total_seconds += s.total_seconds;
   parks += s.parks;
   verify_seconds += s.verify_seconds;
+  verify_tolerated += s.verify_tolerated;
+  verify_largest_tolerated = std::max(verify_largest_tolerated, s.verify_largest_tolerated);
   rebuilt_steps += s.rebuilt_steps;
   rerecorded_steps += s.rerecorded_steps;
 }
@@ -102,8 +104,10 @@ std::string RunStats::json() const {
      << ", \"prefetch\": {\"hits\": " << prefetch.hits << ", \"late\": " << prefetch.late
      << ", \"skipped\": " << prefetch.skipped << "}"
      << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks
-     << ", \"verify_seconds\": " << verify_seconds << ", \"rebuilt_steps\": " << rebuilt_steps
-     << ", \"rerecorded_steps\": " << rerecorded_steps << ", \"resumed_at\": " << resumed_at
+     << ", \"verify_seconds\": " << verify_seconds << ", \"verify_tolerated\": " << verify_tolerated
+     << ", \"verify_largest_tolerated\": " << verify_largest_tolerated
+     << ", \"rebuilt_steps\": " << rebuilt_steps << ", \"rerecorded_steps\": " << rerecorded_steps
+     << ", \"resumed_at\": " << resumed_at
      << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false") << "}";
   return os.str();
 }

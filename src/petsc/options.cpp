@@ -35,6 +35,8 @@ engine::SettingNames option_names() {
   n.steps = "-ts_max_steps/-ts_max_time";
   n.give_steps = "-ts_trajectory_rewind_steps";
   n.online_schedule.clear();  // TS predicts a fixed step's count, and schedules are given it
+  n.verify_tolerance = "-ts_trajectory_rewind_verify_tolerance";
+  n.verify = "-ts_trajectory_rewind_verify";
   n.pullback_data = "stages";
   n.directory = "-ts_trajectory_dirname";
   n.async_io = "-ts_trajectory_rewind_async";
@@ -69,9 +71,11 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_ram_bytes",
                                       "-ts_trajectory_rewind_steps",
                                       "-ts_trajectory_rewind_verify",
+                                      "-ts_trajectory_rewind_verify_tolerance",
                                       "-ts_trajectory_rewind_resume",
                                       "-ts_trajectory_rewind_resume_interval",
-                                      "-ts_trajectory_rewind_recompute_warning"};
+                                      "-ts_trajectory_rewind_recompute_warning",
+                                      "-ts_trajectory_rewind_recompute_solves"};
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
@@ -124,7 +128,8 @@ struct Texts {
   char schedule[256] = "";
   char write_cost[64] = "", read_cost[64] = "";
   char staged[64] = "", ram_bytes[64] = "", recompute[64] = "";
-  PetscBool recompute_set = PETSC_FALSE;
+  char tolerance[64] = "";
+  PetscBool recompute_set = PETSC_FALSE, tolerance_set = PETSC_FALSE;
   PetscBool schedule_set = PETSC_FALSE, write_set = PETSC_FALSE, read_set = PETSC_FALSE;
   PetscBool staged_set = PETSC_FALSE, ram_bytes_set = PETSC_FALSE;
 };
@@ -175,6 +180,15 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
                "steps; 0: never warn), got '%s'",
                t.recompute);
     o.recompute_warning = v;
+  }
+  if (t.tolerance_set) {  // its range is checked when the run plans (with -..._verify)
+    char* end = nullptr;
+    const double v = std::strtod(t.tolerance, &end);
+    PetscCheck(end != t.tolerance && *end == '\0', comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-ts_trajectory_rewind_verify_tolerance must be a number (relative to a state's "
+               "norm; 0: the same bits), got '%s'",
+               t.tolerance);
+    o.verify_tolerance = v;
   }
   PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_steps must be >= 0 (0: count the steps), got %" PetscInt_FMT,
@@ -247,6 +261,14 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       "Check every recomputed state against the forward run (a hash a state; an error, not a "
       "wrong gradient, when they differ)",
       "TSTrajectoryRewindSetVerify", o.verify, &o.verify, NULL));
+  // Read as text, as the byte counts below: -help then shows its default as 0, not 0.
+  std::snprintf(t.tolerance, sizeof t.tolerance, "%g", (double)o.verify_tolerance);
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_verify_tolerance",
+      "With the replay check: accept a recomputed state that differs from the forward run's by "
+      "at most this much relative to its norm (0: the same bits)",
+      "TSTrajectoryRewindSetVerifyTolerance", t.tolerance, t.tolerance, sizeof t.tolerance,
+      &t.tolerance_set));
   PetscCall(PetscOptionsBool(
       "-ts_trajectory_rewind_resume",
       "Make the run survive a kill (durable checkpoints and a manifest in "
@@ -263,6 +285,11 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       "reverses, naming the RAM budget that would not (0: never)",
       "TSTrajectoryRewindSetRecomputeWarning", t.recompute, t.recompute, sizeof t.recompute,
       &t.recompute_set));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_recompute_solves",
+      "Let a TSSolve continue a run whose earlier solves are not held whole: their steps are run "
+      "again in the adjoint, right only if the program changes nothing between its TSSolve calls",
+      "TSTrajectoryRewindSetRecomputeSolves", o.recompute_solves, &o.recompute_solves, NULL));
   PetscOptionsHeadEnd();
   PetscCall(check_options(o, t, comm));
   PetscFunctionReturn(0);

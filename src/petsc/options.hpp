@@ -20,9 +20,10 @@ struct Options {
   PetscBool async = PETSC_TRUE;
   /// StoreConfig::max_staged_bytes: staging buffers of the asynchronous disk store, per rank.
   PetscReal max_staged_bytes = 256.0 * 1024 * 1024;
-  PetscReal ram_bytes = 0;        ///< 0: not given
-  PetscInt steps = 0;             ///< the step count, when TS cannot predict it (0: count it)
-  PetscBool verify = PETSC_TRUE;  ///< recomputed states are checked against the first sweep
+  PetscReal ram_bytes = 0;         ///< 0: not given
+  PetscInt steps = 0;              ///< the step count, when TS cannot predict it (0: count it)
+  PetscBool verify = PETSC_TRUE;   ///< recomputed states are checked against the first sweep
+  PetscReal verify_tolerance = 0;  ///< > 0: a recomputed state may differ by this much, relative
   /// The run survives a kill: durable states, adjoint states and a manifest on disk, and a run
   /// killed before goes on from them (docs/resume.md, "PETSc").
   PetscBool resume = PETSC_FALSE;
@@ -30,6 +31,10 @@ struct Options {
   /// A plan that recomputes more than this many times the steps it reverses is warned about,
   /// once, naming the RAM budget that would not (0: never warn).
   PetscReal recompute_warning = 10.0;
+  /// A TSSolve may continue a run whose segments are not held whole: their steps are run again
+  /// in the adjoint, which is right only if the program changes nothing between its TSSolve
+  /// calls (the replay check stops a run whose recomputation differs).
+  PetscBool recompute_solves = PETSC_FALSE;
 
   bool auto_costs() const { return write_cost < 0 || read_cost < 0; }
   bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }

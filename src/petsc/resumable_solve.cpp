@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "check.hpp"
 #include "private_access.hpp"
@@ -177,6 +178,31 @@ void ResumableSolve::size_buffers(MPI_Comm comm) {
     attempt_offset_ = static_cast<std::int64_t>(rank) * size;
     attempt_global_ = static_cast<std::int64_t>(ranks) * size;
   }
+}
+
+void note_resume_files(TSTrajectory tj, TS ts, const Options& o) {
+  const char* dir = detail::dirname(tj);
+  if (!dir || o.max_cps_disk == 0) return;
+  PetscMPIInt rank = 0;
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  REWIND_PETSC(MPI_Comm_rank(comm, &rank));
+  if (rank != 0) return;
+  const std::string manifest = engine::resume_manifest_path(dir, "ts");
+  std::error_code ec;
+  if (!std::filesystem::exists(manifest, ec)) return;
+  if (engine::resume_run_live(dir, "ts")) {  // its lock is held: a job that has not ended
+    std::fprintf(stderr,
+                 "rewind: '%s' lists the checkpoints of a resumable run that is live (another "
+                 "job, still running, holds '%s.lock'); this run starts at x_0 with checkpoint "
+                 "files of its own and leaves that run's files alone\n",
+                 manifest.c_str(), manifest.c_str());
+    return;
+  }
+  std::fprintf(stderr,
+               "rewind: '%s' lists a killed resumable run's checkpoints; this run does not "
+               "resume it (-ts_trajectory_rewind_resume), starts at x_0 with checkpoint files of "
+               "its own, and leaves the killed run's files as they are\n",
+               manifest.c_str());
 }
 
 ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,

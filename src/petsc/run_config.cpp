@@ -61,7 +61,8 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   const comm::Setting settings[] = {
       {"-ts_trajectory_rewind_write_cost", setting_hash(o.write_cost)},
       {"-ts_trajectory_rewind_read_cost", setting_hash(o.read_cost)},
-      {"-ts_trajectory_dirname", setting_hash(dir)}};
+      {"-ts_trajectory_dirname", setting_hash(dir)},
+      {"-ts_trajectory_rewind_recompute_solves", setting_hash(o.recompute_solves)}};
   comm::agree_settings(ts_comm, settings);
   if (o.auto_costs()) {
     if (p.disk == 0) {
@@ -110,6 +111,7 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   r.slot_size = engine::SlotSize::Any;  // PETSc counts checkpoints, a stage checkpoint being one
   r.pullback_checkpoints = !solution_only;
   r.verify = o.verify == PETSC_TRUE;
+  r.verify_tolerance = o.verify_tolerance;
   r.names = option_names();
   // Locating an event splits steps: no step count can be given (and schedules are online).
   // With adaptive steps, a step count given is the user's, and can be taken back.

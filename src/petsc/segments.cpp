@@ -50,7 +50,9 @@ const std::string kRoomAdvice = std::string(kKeeps) + ", " + kSpill;
 std::string room_advice(std::size_t ended) {
   return std::string(kKeeps) + " to at least 2k + 1 = " + std::to_string(2 * ended + 1) +
          " for the k = " + std::to_string(ended) +
-         " segment(s) ended so far (each later event or continued TSSolve needs 2 more), " + kSpill;
+         " segment(s) ended so far (each later event needs 2 more; a TSSolve that continues the "
+         "run keeps its solves' steps whole, so more), " +
+         kSpill;
 }
 
 std::string cause_of(const Error& e) {
@@ -75,6 +77,51 @@ engine::Claim park_growth(const engine::Recording& r) {
 }
 
 }  // namespace
+
+std::string not_whole(const Segment& previous, PetscInt from, bool solution_only,
+                      std::int64_t held) {
+  const engine::Recording& r = *previous.recording;
+  const PetscInt n = r.steps();
+  std::string why;
+  if (r.thinned()) {
+    why = "was thinned to make room for later segments";
+  } else if (solution_only) {
+    why =
+        "holds states only (-ts_trajectory_solution_only), and each step is run again for its "
+        "stages";
+  } else {
+    why = "is planned as " + r.plan().schedule + ", which runs steps again in the adjoint";
+  }
+  std::string advice;
+  if (solution_only) {
+    advice =
+        "give -ts_trajectory_solution_only 0 and a budget that holds every step of each "
+        "TSSolve";
+  } else if (r.plan().params.steps > 0) {
+    advice =
+        "give a budget that holds every step of each TSSolve until the adjoint (a "
+        "solve's steps + 1 each: " +
+        std::to_string(held) +
+        " checkpoints for the solves so far, and as many again for each solve to come; "
+        "over -ts_trajectory_max_cps_ram and -ts_trajectory_max_cps_disk with "
+        "-ts_trajectory_dirname)";
+  } else {
+    advice =
+        "leave out -ts_trajectory_max_cps_ram and -ts_trajectory_max_cps_disk (every step is "
+        "then stored in RAM: with events or adaptive steps no step count is known in advance, "
+        "and only store-all keeps a solve whole)";
+  }
+  return "rewind: this TSSolve continues the run from step " + std::to_string(from) +
+         ", and the program may have changed its model or its state since the last TSSolve; "
+         "the segment that TSSolve ran (steps " +
+         std::to_string(previous.first) + " to " + std::to_string(previous.first + n) + ") " + why +
+         ", which would run them with the model as the program leaves it, not as that solve had "
+         "it. To keep each TSSolve's steps whole, " +
+         advice +
+         "; or, if the program changes nothing between its TSSolve calls, give "
+         "-ts_trajectory_rewind_recompute_solves (the replay check then stops a run whose "
+         "recomputation differs)";
+}
 
 Segments::Segments(Carry& carry, TsStepper& stepper, const StepLog& log)
     : carry_(carry), stepper_(stepper), log_(log) {}
@@ -114,8 +161,29 @@ void Segments::plan(Segment& segment, RunConfig config) {
   stepper_.set_first(segment.first);
   REWIND_PETSC(PetscLogEventBegin(log_events().plan, 0, 0, 0, 0));
   try {
-    segment.recording =
-        std::make_unique<engine::Recording>(stepper_, carry_.stores, config.recording);
+    // A TSSolve's steps are kept whole when the budget holds them all: another TSSolve may
+    // continue the run after the program changed its model, and a segment it ended is then
+    // reversed from what it holds (SolveRun::before_step()). With the step count known, that
+    // is store-all in RAM, else on the disk, in place of a plan that would run steps again; it
+    // claims the slots it fills, no more (its claim comes back whole when it is reversed).
+    const bool in_ram = p.ram >= p.steps;
+    const bool on_disk = p.disk == schedule::kUnlimited || p.disk >= p.steps;
+    if (config.recording.schedule == "auto" && p.steps > 0 && (in_ram || on_disk)) {
+      engine::RecordingConfig whole = config.recording;
+      whole.schedule = "storeall";
+      whole.params.ram = in_ram ? p.steps : 0;
+      whole.params.disk = in_ram ? 0 : p.steps;
+      try {
+        segment.recording = std::make_unique<engine::Recording>(stepper_, carry_.stores, whole);
+        config.recording = whole;
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::InvalidArgument) throw;  // it does not fit
+      }
+    }
+    if (!segment.recording) {
+      segment.recording =
+          std::make_unique<engine::Recording>(stepper_, carry_.stores, config.recording);
+    }
   } catch (const Error& e) {
     PetscLogEventEnd(log_events().plan, 0, 0, 0, 0);
     if (first || e.code() != ErrorCode::InvalidArgument) throw;
@@ -207,7 +275,7 @@ void Segments::make_room(const engine::Claim& extra, const Segment* keep) {
     const engine::Phase phase = s.recording->phase();
     if (phase != engine::Phase::Recorded && phase != engine::Phase::Parked) continue;
     const auto n = static_cast<std::int64_t>(j);
-    held.push_back({n, s.recording.get(), n, s.recording->steps(), false});
+    held.push_back({n, s.recording.get(), n, s.recording->steps(), false, s.keep_whole});
   }
   engine::RoomHooks hooks;
   hooks.thinned = [this](std::int64_t) { ++thinned_; };

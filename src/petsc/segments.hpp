@@ -39,7 +39,17 @@ struct Segment {
   bool ended = false;  ///< its first sweep ended
   bool done = false;   ///< its reverse sweep ended
   bool again = false;  ///< a resumable run's interval, recomputed from its durable state
+  /// Ended by a TSSolve that another continued: the program may have changed its model since,
+  /// so it is reversed from what it holds, running no step again (spilled, never thinned).
+  bool keep_whole = false;
 };
+
+/// The refusal of a TSSolve that continues the run from step `from` after `previous`, which is
+/// not whole (its reverse would run steps again, under the model as the program leaves it): why,
+/// and what holds each solve whole, or the option for programs that change nothing.
+/// `held`: the checkpoints that hold the solves so far whole (their steps + 1 each).
+std::string not_whole(const Segment& previous, PetscInt from, bool solution_only,
+                      std::int64_t held);
 
 class Segments {
  public:

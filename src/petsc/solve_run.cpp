@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -96,7 +95,7 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
     start_resumable();
     return;
   }
-  note_killed_run();
+  note_resume_files(tj, ts, o);
   segments_.add(0);
   // Measured disk costs are in units of a step: with no step timed yet, keep x_0 aside and
   // plan once a step has been timed (plan_when_timed()).
@@ -151,27 +150,40 @@ void SolveRun::before_step() {
                 "-ts_trajectory_rewind_resume");
   }
   if (!forward_ended_ || segments_.empty() || !segments_.front().recording) return;
-  // A TSSolve continues the run from the state the program left in the TS (it may have changed
-  // the state and the model since the last solve).
+  // A TSSolve continues the run from the state the program left in the TS; the program may have
+  // changed its model and its state since the last solve.
   const PetscReal t = detail::clock(ts_).time;
   const auto s = static_cast<std::size_t>(last_set_);
-  if (t != log_.times[s]) {
-    char msg[512];
-    std::snprintf(msg, sizeof msg,
-                  "rewind: this TSSolve continues the run's step numbering from step %lld, which "
-                  "ended at t = %.17g, but starts at t = %.17g; continue from the time the last "
-                  "solve ended, or start a new run with TSSetStepNumber(ts, 0)",
-                  static_cast<long long>(last_set_), static_cast<double>(log_.times[s]),
-                  static_cast<double>(t));
-    throw Error(ErrorCode::InvalidArgument, msg);
-  }
-  // The last segment's final state and its last step's data were in the TS, which the program
-  // may have changed: its reverse rebuilds them (checked against the first sweep), or it kept
-  // them when it could not (set()), or the budget had no room to keep them.
-  if (unkept_) throw *unkept_;
   Segment& previous = segments_.back();
-  if (previous.recording && previous.recording->phase() == engine::Phase::Recorded) {
-    previous.recording->lose_work();
+  if (previous.recording) {
+    // The segment the last solve ended is reversed from what it holds: running one of its steps
+    // again would run it with the model as the program leaves it, not as that solve had it.
+    if (!previous.recording->whole() && carry_.options.recompute_solves != PETSC_TRUE) {
+      std::int64_t held = 0;
+      for (std::size_t j = 0; j < segments_.size(); ++j) {
+        if (segments_[j].recording) held += segments_[j].recording->steps() + 1;
+      }
+      throw Error(ErrorCode::InvalidArgument,
+                  not_whole(previous, last_set_, detail::solution_only(tj_), held));
+    }
+    // Its final state and last stages were in the TS, which this solve moves on: kept when its
+    // solve ended (set()), or else recomputed in its reverse (-ts_trajectory_rewind_recompute_
+    // _solves), or lost for want of room.
+    if (previous.recording->phase() == engine::Phase::Recorded) {
+      if (unkept_ &&
+          (carry_.options.recompute_solves != PETSC_TRUE || !previous.recording->can_rebuild())) {
+        throw *unkept_;
+      }
+      previous.recording->lose_work();
+    }
+    previous.keep_whole = carry_.options.recompute_solves != PETSC_TRUE;
+  }
+  unkept_.reset();
+  // A solve that sets the clock elsewhere (PETSc's ex9busadj goes back to the fault's time)
+  // starts its segment there; the last solve's end stays where that segment's reverse wants it.
+  if (t != log_.times[s]) {
+    log_.ended_at[s] = log_.times[s];
+    log_.times.set_back(t);
   }
   forward_ended_ = false;
   if (log_.proposed.size() != s + 1) {
@@ -291,10 +303,11 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
   if (last) {
     segments_.end(stepnum, false);
     // Another TSSolve may continue this run and move the TS past its final state and last
-    // stages; a recording that could not recompute them keeps them now.
+    // stages, after the program changed its model: a recording that could not recompute them,
+    // or that must not (it holds every step's data), keeps them now, where the budget has room.
     Segment& s = segments_.back();
     if (!durable_ && s.recording && s.recording->phase() == engine::Phase::Recorded &&
-        !s.recording->can_rebuild()) {
+        (!s.recording->can_rebuild() || s.recording->whole())) {
       try {
         s.recording->park();
       } catch (const Error& e) {
@@ -302,11 +315,10 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
         // that continues the run would lose them (before_step()).
         unkept_.emplace(e.code(),
                         segments_.note(s.first) +
-                            " ended with a TSSolve that another TSSolve continues; its schedule (" +
-                            s.recording->plan().schedule +
-                            ") keeps no state to recompute its last step from, so its final "
-                            "state and last stages had to be kept when its TSSolve ended, "
-                            "and the budget had no room left for them. " +
+                            " ended with a TSSolve that another TSSolve continues; its final "
+                            "state and last stages had to be kept when its TSSolve ended (the "
+                            "program may change its model before the next), and the budget had "
+                            "no room left for them. " +
                             kRoomAdvice + " (" + cause_of(e) + ")");
       }
     }
@@ -361,9 +373,10 @@ void SolveRun::get(PetscInt stepnum, PetscReal* t) {
   ++reversed_;
   report_progress("adjoint", last_set_ - stepnum);
   const auto k = static_cast<std::size_t>(stepnum);
-  detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
-  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));
-  *t = log_.times[k];
+  const PetscReal end = log_.end_time(k);
+  detail::set_clock(ts_, {stepnum, end, log_.times[k - 1]});
+  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - end));
+  *t = end;
 }
 
 bool SolveRun::finish() {
@@ -389,6 +402,15 @@ bool SolveRun::finish() {
   r.segments = static_cast<PetscInt>(segments_.size());
   r.events = events_seen_;
   r.thinned = segments_.thinned();
+  r.segment_plans.clear();
+  for (std::size_t j = 0; j < segments_.size() && j < 8; ++j) {
+    const Segment& g = segments_[j];
+    if (!g.recording) continue;
+    r.segment_plans += (r.segment_plans.empty() ? "steps " : ", ") + std::to_string(g.first) + "-" +
+                       std::to_string(g.first + g.recording->steps()) + " " +
+                       g.recording->plan().schedule;
+  }
+  if (segments_.size() > 8) r.segment_plans += ", ...";
   r.verify = carry_.options.verify == PETSC_TRUE;
   r.resume_interval = durable_ ? durable_->interval() : 0;
   r.resume_bound = durable_ && durable_->adaptive() ? durable_->steps() : 0;
@@ -426,31 +448,6 @@ void SolveRun::abandon() {
   if (!durable_ || failed_ || durable_finished_) return;
   durable_finished_ = true;
   durable_->finish();
-}
-
-void SolveRun::note_killed_run() {
-  const char* dir = detail::dirname(tj_);
-  if (!dir || carry_.options.max_cps_disk == 0) return;
-  PetscMPIInt rank = 0;
-  MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
-  REWIND_PETSC(MPI_Comm_rank(comm, &rank));
-  if (rank != 0) return;
-  const std::string manifest = engine::resume_manifest_path(dir, "ts");
-  std::error_code ec;
-  if (!std::filesystem::exists(manifest, ec)) return;
-  if (engine::resume_run_live(dir, "ts")) {  // its lock is held: a job that has not ended
-    std::fprintf(stderr,
-                 "rewind: '%s' lists the checkpoints of a resumable run that is live (another "
-                 "job, still running, holds '%s.lock'); this run starts at x_0 with checkpoint "
-                 "files of its own and leaves that run's files alone\n",
-                 manifest.c_str(), manifest.c_str());
-    return;
-  }
-  std::fprintf(stderr,
-               "rewind: '%s' lists a killed resumable run's checkpoints; this run does not "
-               "resume it (-ts_trajectory_rewind_resume), starts at x_0 with checkpoint files of "
-               "its own, and leaves the killed run's files as they are\n",
-               manifest.c_str());
 }
 
 void SolveRun::start_resumable() {
@@ -585,9 +582,10 @@ void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
   ++reversed_;
   report_progress("adjoint", last_set_ - stepnum);
   const auto k = static_cast<std::size_t>(stepnum);
-  detail::set_clock(ts_, {stepnum, log_.times[k], log_.times[k - 1]});
-  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - log_.times[k]));
-  *t = log_.times[k];
+  const PetscReal end = log_.end_time(k);
+  detail::set_clock(ts_, {stepnum, end, log_.times[k - 1]});
+  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - end));
+  *t = end;
 }
 
 }  // namespace rwd::petsc

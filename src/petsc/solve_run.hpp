@@ -54,6 +54,7 @@ struct RunReport {
   PetscInt segments = 0;
   PetscInt events = 0;
   PetscInt thinned = 0;          ///< segments thinned to make room for later ones
+  std::string segment_plans;     ///< "steps 0-100 storeall, 100-120 mixed, ..." (the first 8)
   bool verify = false;           ///< recomputed states were checked
   std::string io_mode;           ///< how disk checkpoints moved, and why
   std::string kept_file;         ///< the disk checkpoints' file, kept (-ts_trajectory_keep_files)
@@ -117,12 +118,10 @@ class SolveRun {
   /// A new segment from the state the TS holds at step `first`.
   void start_segment(PetscInt first);
   /// Before each first-sweep attempt at a step: a TSSolve that continues an ended run starts a
-  /// segment from the state the program left in the TS.
+  /// segment from the state the program left in the TS, once the segment the last solve ended
+  /// is known to need no step run again (or -ts_trajectory_rewind_recompute_solves).
   void before_step();
   // ---- a resumable run (-ts_trajectory_rewind_resume): one recording an interval -----------
-  /// A run that is not resumable says so when the directory holds a killed resumable run's
-  /// manifest (and leaves it alone).
-  void note_killed_run();
   /// At set(0): reads the manifest there may be and puts the TS where the run goes on from.
   void start_resumable();
   /// The steps of the interval from `first`.

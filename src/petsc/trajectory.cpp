@@ -366,6 +366,18 @@ PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory tj, PetscReal 
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode TSTrajectoryRewindSetVerifyTolerance(TSTrajectory tj, PetscReal tolerance) {
+  PetscFunctionBegin;
+  if (is_rewind(tj)) options(tj).verify_tolerance = tolerance;  // checked when the run plans
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetRecomputeSolves(TSTrajectory tj, PetscBool recompute) {
+  PetscFunctionBegin;
+  if (is_rewind(tj)) options(tj).recompute_solves = recompute;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory tj, PetscInt ram, PetscInt disk) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);

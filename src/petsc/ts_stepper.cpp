@@ -119,7 +119,9 @@ void TsStepper::adjoint(Step) {
 // zero-length step from Y_last at t_i evaluates exactly that (every stage of it is Y_last),
 // leaving it where the next step takes it from; then x_i is put back. The step number is step
 // i-1's, as it was when the forward run evaluated it: a right-hand side may read it
-// (TSGetStepNumber; PETSc's optimal_control/ex1 indexes its controls by it).
+// (TSGetStepNumber; PETSc's optimal_control/ex1 indexes its controls by it); the time is where
+// step i-1 ended (a TSSolve that continues the run may have set the clock elsewhere since: TS
+// still reuses the stage).
 void TsStepper::rebuild_reused_stage(Step i) {
   const auto k = static_cast<std::size_t>(i);
   PetscInt ns = 0;
@@ -131,7 +133,7 @@ void TsStepper::rebuild_reused_stage(Step i) {
   REWIND_PETSC(VecCopy(sol, x));
   REWIND_PETSC(VecCopy(Y[ns - 1], sol));
   detail::restart_history(ts_, true);
-  detail::set_clock(ts_, {static_cast<PetscInt>(i - 1), log_.times[k], log_.times[k - 1]});
+  detail::set_clock(ts_, {static_cast<PetscInt>(i - 1), log_.end_time(k), log_.times[k - 1]});
   replay_step(ts_, {Attempt{0.0, {}, false}}, 0);
   REWIND_PETSC(VecCopy(x, sol));
   REWIND_PETSC(VecDestroy(&x));
@@ -201,11 +203,11 @@ void TsStepper::forward(Step local, const engine::StepContext&) {
                                          TSConvergedReasons[detail::reason(ts_)] + ")");
   }
   const PetscReal t = detail::clock(ts_).time;
-  if (t != log_.times[k + 1]) {
+  if (t != log_.end_time(k + 1)) {
     throw Error(ErrorCode::Internal, "rewind: recomputed step " + std::to_string(i) +
                                          " ended at t = " + std::to_string(t) +
                                          ", the forward run at " +
-                                         std::to_string(log_.times[k + 1]));
+                                         std::to_string(log_.end_time(k + 1)));
   }
   REWIND_PETSC(TSPostStep(ts_));
   detail::set_reason(ts_, reason);

@@ -28,6 +28,15 @@ struct StepLog {
   /// rejected sizes, or an event handler rolled attempts back); few steps have any.
   std::map<std::size_t, std::vector<Attempt>> attempts;
   PetscInt replayed_rejections = 0;  ///< rejected or rolled-back attempts repeated
+  /// Where a TSSolve that continued the step numbering set the time back (or forth): step k-1
+  /// of the last solve ended at ended_at[k], and times[k] is where the next solve started.
+  std::map<std::size_t, PetscReal> ended_at;
+
+  /// The time step k-1 ended at: times[k], unless a TSSolve restarted the clock at step k.
+  PetscReal end_time(std::size_t k) const {
+    const auto e = ended_at.find(k);
+    return e == ended_at.end() ? times[k] : e->second;
+  }
 };
 
 /// This rank's block of `v` as the engine sees it: a vector of the TS's communicator by its

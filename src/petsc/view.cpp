@@ -192,17 +192,30 @@ PetscErrorCode view_shape(PetscViewer viewer, const RunReport& r) {
   } else if (r.segments > 1) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "    run in %lld segments (%lld events; docs/petsc.md, \"Events and runs in segments\"), "
-        "%lld thinned, %lld steps run again for them\n",
-        (long long)r.segments, (long long)r.events, (long long)r.thinned,
-        (long long)s.rerecorded_steps));
+        "    run in %lld segments (%lld events, %lld continued TSSolve calls; docs/petsc.md, "
+        "\"Events and runs in segments\"), %lld thinned, %lld steps run again for them; "
+        "planned as: %s\n",
+        (long long)r.segments, (long long)r.events,
+        (long long)std::max<PetscInt>(0, r.segments - 1 - r.events), (long long)r.thinned,
+        (long long)s.rerecorded_steps, r.segment_plans.c_str()));
   }
   if (s.rebuilt_steps > 0) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    %lld steps recomputed to rebuild states a continued TSSolve moved past\n",
         (long long)s.rebuilt_steps));
   }
-  if (r.verify) {
+  if (r.verify && s.verify_tolerated > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    replay check: %lld recomputed fields differed from the forward run within "
+        "-ts_trajectory_rewind_verify_tolerance (largest %.1e relative; rank 0), every other "
+        "matched (hashing %.4f s)\n",
+        static_cast<long long>(s.verify_tolerated), s.verify_largest_tolerated, s.verify_seconds));
+  } else if (r.verify && s.recomputed() == 0 && s.rebuilt_steps == 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    replay check: on, with nothing recomputed to check (hashing %.4f s)\n",
+        s.verify_seconds));
+  } else if (r.verify) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "    replay check: every recomputed state matched the forward run (hashing %.4f s; "

@@ -497,6 +497,99 @@ TEST(ReplayCheck, ARecomputationThatDriftsIsAnErrorNotAWrongGradient) {
   EXPECT_TRUE(all_ranks(world_rank() != 0 || differs)) << "the drift must change the gradient";
 }
 
+// The size of the difference "by about <x> relative" in a replay check's message, or -1.
+double difference_in(const std::string& what) {
+  const std::size_t at = what.find(") by about ");
+  if (at == std::string::npos) return -1.0;
+  return std::stod(what.substr(at + 11));
+}
+
+// The error says how large the difference is, relative to the field's norm on the rank, and
+// tells round-off (a last-bit drift) from a changed model (a drift of the state's size).
+TEST(ReplayCheck, TheErrorSaysHowLargeTheDifferenceIs) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  Drifting d(l96);
+  const EngineConfig c = config("revolve", 3, 0);
+  for (const double drift : {1e-12, 0.5}) {
+    d.drift = world_rank() == 0 ? drift : 0.0;
+    std::string what;
+    try {
+      d.reset(0.0);
+      Engine engine(d, c);
+      engine.run();
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    // x_8 = x_7's step from the drifted x_7[0]: its own size, give or take the step's growth
+    // and the norm of the rank's block (about 10 per entry: relative 1e-15 .. 1e-11).
+    const double size = difference_in(what);
+    EXPECT_TRUE(all_ranks(size > drift * 1e-3 && size < drift)) << drift << ": " << what;
+    const bool roundoff =
+        what.find(": round-off, but the gradient would differ") != std::string::npos;
+    EXPECT_TRUE(all_ranks(roundoff == (drift < 1e-6))) << what;
+    EXPECT_TRUE(
+        all_ranks((what.find(" units in the last place)") != std::string::npos) == (drift < 1e-6)))
+        << what;
+    EXPECT_TRUE(all_ranks(
+        (what.find("give RecordingConfig::verify_tolerance") != std::string::npos) == roundoff))
+        << what;
+  }
+}
+
+// With a tolerance, round-off is accepted and counted (the gradient then differs from the
+// forward run's in the last bits, as the user accepted); a changed model still stops the run.
+TEST(ReplayCheck, ATolerancePassesRoundOffAndStopsAChangedModel) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  Drifting d(l96);
+  EngineConfig c = config("revolve", 3, 0);
+  c.verify_tolerance = 1e-9;
+  d.drift = world_rank() == 0 ? 1e-12 : 0.0;
+  d.reset(0.0);
+  RunStats stats;
+  {
+    Engine engine(d, c);
+    stats = engine.run();
+  }
+  EXPECT_TRUE(world_rank() != 0 || stats.verify_tolerated > 0);
+  EXPECT_TRUE(all_ranks(world_rank() != 0 || (stats.verify_largest_tolerated > 0 &&
+                                              stats.verify_largest_tolerated <= 1e-9)))
+      << stats.verify_largest_tolerated;
+  d.drift = world_rank() == 0 ? 0.5 : 0.0;
+  std::string what;
+  try {
+    d.reset(0.0);
+    Engine engine(d, c);
+    engine.run();
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_TRUE(all_ranks(what.find("more than the tolerance 1.000000e-09 "
+                                  "(RecordingConfig::verify_tolerance)") != std::string::npos))
+      << what;
+  // Out of range, or given with the check off: refused by name.
+  const auto refused = [&](EngineConfig bad, const std::string& text) {
+    try {
+      Engine engine(d, bad);
+    } catch (const Error& e) {
+      return std::string(e.what()).find(text) != std::string::npos;
+    }
+    return false;
+  };
+  for (const double bad : {-1.0, 1.0, 2.0}) {
+    EngineConfig b = c;
+    b.verify_tolerance = bad;
+    EXPECT_TRUE(all_ranks(refused(b, "RecordingConfig::verify_tolerance must be at least 0")))
+        << bad;
+  }
+  EngineConfig off = c;
+  off.verify = false;
+  EXPECT_TRUE(all_ranks(refused(off,
+                                "RecordingConfig::verify_tolerance is given with the "
+                                "replay check off (RecordingConfig::verify)")));
+}
+
 // The host lost x_n and the last step's pullback data after the first sweep (it ran other work
 // on the same buffers without parking): the reverse rebuilds them from the last checkpoint.
 TEST(ReplayCheck, LostWorkingStateIsRebuiltBitwise) {

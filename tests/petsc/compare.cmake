@@ -32,6 +32,9 @@
 #                   that many comparisons share)
 #   BASELINE_DIR    optional: take the baseline from this directory (a MODE=baseline run's
 #                   <WORK_DIR>/baseline) instead of running it again
+#   RTOL, VEC_CLOSE optional: lambda.bin and solution.bin may differ from the baseline's within
+#                   RTOL, normwise, as the vec_close program VEC_CLOSE says (for a candidate the
+#                   user let differ in the last bits); everything else is still bitwise
 #
 # Each run also gets -ts_adjoint_view_solution binary:lambda.bin (lambda[0] after
 # TSAdjointSolve, the only cost gradient PETSc 3.18 can write from the options database),
@@ -150,6 +153,16 @@ foreach(f IN LISTS outputs)
   if(sha_a STREQUAL sha_b)
     file(SIZE "${a}" size)
     message("${f}: identical (${size} bytes, sha256 ${sha_a})")
+    continue()
+  endif()
+  if(NOT "${RTOL}" STREQUAL "" AND f MATCHES "^(lambda|solution)\\.bin$")
+    execute_process(COMMAND "${VEC_CLOSE}" "${a}" "${b}" "${RTOL}" RESULT_VARIABLE close
+                    OUTPUT_VARIABLE said ERROR_VARIABLE said OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(close EQUAL 0)
+      message("${f}: not identical, ${said}")
+      continue()
+    endif()
+    list(APPEND failures "${f} differs: ${said}")
     continue()
   endif()
   file(READ "${a}" hex_a HEX)

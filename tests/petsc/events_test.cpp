@@ -10,7 +10,11 @@
 //   -scenario segments   three TSSolve calls continuing the step numbering, the program
 //                        changing a and the state between them, the adjoint in three segments
 //                        (TSAdjointSetSteps) with a restored before each; -time_jump <dt>
-//                        moves the candidate's time between the solves (rewind refuses it)
+//                        sets the time forth by dt between the solves (a new segment)
+//   -scenario continued  the same three TSSolve calls and one TSAdjointSolve over them all,
+//                        with the model as the last solve left it (PETSc's ex9busadj does so):
+//                        a step of an earlier solve run again would differ, so rewind keeps
+//                        each solve's steps whole or refuses the solve that continues the run
 //
 // and programs that change their model behind the trajectory's back, which no recomputation can
 // reproduce: the replay check (-ts_trajectory_rewind_verify, on by default) must stop the
@@ -212,13 +216,14 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Check check, R
   PetscCall(TSSetSaveTrajectory(ts));
   PetscCall(TSSetApplicationContext(ts, &m));
   if (scenario == "poststep") PetscCall(TSSetPostStep(ts, raise_rate));
-  if (scenario != "segments" && !model_changes_unseen(scenario)) {
+  const bool solves = scenario == "segments" || scenario == "continued";
+  if (!solves && !model_changes_unseen(scenario)) {
     PetscInt direction[2] = {-1, 1};
     PetscBool terminate[2] = {PETSC_FALSE, PETSC_FALSE};
     PetscCall(TSSetEventHandler(ts, m.hybrid ? 2 : 1, direction, terminate, event_function,
                                 post_event, &m));
   }
-  PetscCall(TSSetMaxTime(ts, scenario == "segments" ? 0.6 : 1.5));
+  PetscCall(TSSetMaxTime(ts, solves ? 0.6 : 1.5));
   PetscCall(TSSetFromOptions(ts));
   TSTrajectory tj;
   PetscCall(TSGetTrajectory(ts, &tj));
@@ -232,7 +237,7 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Check check, R
 
   std::vector<PetscInt> segment_steps;
   PetscCall(TSSolve(ts, x));
-  if (scenario == "segments") {
+  if (solves) {
     PetscInt before = 0, now = 0;
     PetscCall(TSGetStepNumber(ts, &now));
     segment_steps.push_back(now);
@@ -243,9 +248,9 @@ PetscErrorCode solve(const std::string& scenario, bool reference, Check check, R
       PetscCall(VecScale(x, 0.95));
       PetscReal t, jump = 0;
       PetscCall(TSGetTime(ts, &t));
-      PetscCall(PetscOptionsGetReal(NULL, NULL, "-time_jump", &jump, NULL));  // refused
-      PetscCall(TSSetTime(ts, t + (reference ? 0 : jump)));
-      PetscCall(TSSetMaxTime(ts, 0.6 * (seg + 1)));
+      PetscCall(PetscOptionsGetReal(NULL, NULL, "-time_jump", &jump, NULL));
+      PetscCall(TSSetTime(ts, t + jump));
+      PetscCall(TSSetMaxTime(ts, 0.6 * (seg + 1) + seg * jump));
       PetscCall(TSSolve(ts, x));
       PetscCall(TSGetStepNumber(ts, &now));
       segment_steps.push_back(now - before);

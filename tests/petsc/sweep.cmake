@@ -113,12 +113,29 @@ rewind_petsc_sweep(ex5adj_mf TUTORIAL petsc_ex5adj_mf RANKS 1 2
 rewind_petsc_sweep(ex5opt_ic TUTORIAL petsc_ex5opt_ic RANKS 1 2
                    ARGS -ts_max_steps 10 -ts_type rk -ts_rk_type 3bs -tao_monitor -tao_max_it 3)
 # autodiff (ADOL-C): the same reaction-diffusion with ADOL-C Jacobians; van der Pol.
-set(_replay "the recomputed state x_[0-9]+ differs from the one the first sweep reached")
+# ADOL-C's Jacobian of adr_ex5adj depends on the run's history (entries below 1e-16 are left
+# out), so a recomputed state differs from the forward run's in its last bits (below 1e-16 to
+# 3e-16 relative, measured): by default the replay check stops the run and says it is round-off
+# and which option accepts it; given that option, the gradient is within it of store-all's.
+set(_roundoff "the recomputed state x_[0-9]+ differs from the one the first sweep reached \\(field 'X', rank 0\\) by [a-z0-9.e+ -]+ relative to its norm on this rank.*: round-off.*give -ts_trajectory_rewind_verify_tolerance")
 rewind_petsc_sweep(adr_ex5adj TUTORIAL petsc_adr_ex5adj RANKS 1 2
                    ARGS -da_grid_x 12 -da_grid_y 12 -ts_max_steps 10
                    ADAPT -ts_adapt_type basic ${REWIND_TS_DT} 20
-                   EXPECT_fixed_ram ${_replay} EXPECT_fixed_ramdisk ${_replay}
-                   EXPECT_adapt_ram ${_replay} EXPECT_adapt_ramdisk ${_replay})
+                   EXPECT_fixed_ram ${_roundoff} EXPECT_fixed_ramdisk ${_roundoff}
+                   EXPECT_adapt_ram ${_roundoff} EXPECT_adapt_ramdisk ${_roundoff})
+if(TARGET petsc_adr_ex5adj)
+  foreach(np 1 2)
+    rewind_petsc_tutorial_test(NAME petsc.sweep.adr_ex5adj.np${np}.fixed.ram.tolerance
+                               TUTORIAL petsc_adr_ex5adj RANKS ${np}
+                               ARGS -da_grid_x 12 -da_grid_y 12 -ts_max_steps 10 -ts_adapt_type none
+                               BASELINE_FIXTURE sweep.adr_ex5adj.np${np}.fixed
+                               CANDIDATE ${_rewind} -ts_trajectory_max_cps_ram 3
+                                         -ts_trajectory_solution_only 0
+                                         -ts_trajectory_rewind_verify_tolerance 1e-12
+                               RTOL 1e-12
+                               VIEW_REGEX "replay check: [1-9][0-9]* recomputed fields differed from the forward run within -ts_trajectory_rewind_verify_tolerance \\(largest [0-9.]+e[-+][0-9]+ relative")
+  endforeach()
+endif()
 rewind_petsc_sweep(adr_ex5adj_mf TUTORIAL petsc_adr_ex5adj_mf RANKS 1 2
                    ARGS -da_grid_x 12 -da_grid_y 12 -ts_max_steps 10
                    ADAPT -ts_adapt_type basic ${REWIND_TS_DT} 20)
@@ -159,12 +176,13 @@ rewind_petsc_sweep(ex9adj TUTORIAL petsc_ex9adj RANKS 1 ARGS -ts_max_steps 300
                    ADAPT -ts_adapt_type basic -ts_rtol 1e-6 -ts_atol 1e-6)
 rewind_petsc_sweep(ex9opt TUTORIAL petsc_ex9opt RANKS 1 ARGS -tao_monitor -tao_max_it 2
                    BASELINE ${_basic})
-set(_jump "continues the run's step numbering from step [0-9]+, which ended at t = [0-9.]+, but starts at t = 1")
+# Their budgeted cells cannot hold each solve's steps whole: refused at the continuing TSSolve
+# (tests/petsc/CMakeLists.txt runs them bitwise under budgets that can).
+set(_solves "this TSSolve continues the run from step [0-9]+, and the program may have changed its model")
 rewind_petsc_sweep(ex9busadj TUTORIAL petsc_ex9busadj RANKS 1 ARGS -tmax 1.5 BASELINE ${_basic}
-                   EXPECT_fixed_storeall ${_jump} EXPECT_fixed_ram ${_jump}
-                   EXPECT_fixed_ramdisk ${_jump} EXPECT_adapt_storeall ${_jump}
-                   EXPECT_adapt_ram ${_jump} EXPECT_adapt_ramdisk ${_jump})
+                   EXPECT_fixed_ram ${_solves} EXPECT_fixed_ramdisk ${_solves}
+                   EXPECT_adapt_ram ${_solves} EXPECT_adapt_ramdisk ${_solves})
 rewind_petsc_sweep(ex9busopt TUTORIAL petsc_ex9busopt RANKS 1 ARGS -tao_monitor -tao_gttol .2
                    BASELINE ${_basic}
-                   EXPECT_fixed_ram ${_replay} EXPECT_fixed_ramdisk ${_replay}
-                   EXPECT_adapt_ram ${_replay} EXPECT_adapt_ramdisk ${_replay})
+                   EXPECT_fixed_ram ${_solves} EXPECT_fixed_ramdisk ${_solves}
+                   EXPECT_adapt_ram ${_solves} EXPECT_adapt_ramdisk ${_solves})

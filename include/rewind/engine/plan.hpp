@@ -42,6 +42,8 @@ struct SettingNames {
   std::string online_schedule =
       "an online schedule (RecordingConfig::schedule online or dynamic) with "
       "RecordingConfig::params.steps = 0";
+  std::string verify_tolerance = "RecordingConfig::verify_tolerance";
+  std::string verify = "RecordingConfig::verify";
   // The stores' settings (StoresConfig::store).
   std::string directory = "StoreConfig::directory";
   std::string async_io = "StoreConfig::async_io";
@@ -75,10 +77,15 @@ struct RecordingConfig {
   bool pullback_checkpoints = true;
   /// Online runs: a step count the run cannot pass, if known (it makes restart sets exact).
   schedule::Step max_steps = 0;
-  /// Replays check themselves: a hash of every state the first sweep reaches (8 bytes a field
-  /// a step) is compared with the state a recomputation reaches; a difference stops the run on
-  /// every rank with an error naming the step and the field, instead of a wrong gradient.
+  /// Replays check themselves: a hash of every state the first sweep reaches, with its norm
+  /// and a random projection (32 bytes a field a step), is compared with the state a
+  /// recomputation reaches; a difference stops the run on every rank with an error naming the
+  /// step, the field and the difference's size, instead of a wrong gradient.
   bool verify = true;
+  /// > 0: a recomputed field that differs from the first sweep's by at most this much,
+  /// relative to its norm, is accepted and counted (RunStats::verify_tolerated): for programs
+  /// whose recomputation cannot give the same bits. 0: the same bits, nothing less.
+  double verify_tolerance = 0.0;
   SettingNames names;
 };
 

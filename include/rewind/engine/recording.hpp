@@ -92,6 +92,10 @@ class Recording {
   /// Whether lose_work() can be recovered from: a restart checkpoint before x_n is held (not so
   /// for schedules that store every step's pullback data, e.g. storeall; park those instead).
   bool can_rebuild() const;
+  /// After the first sweep: whether the reverse runs no step again, every step's pullback data
+  /// being held (step n-1's in the stepper, parked, or stored) and the recording not thinned. A
+  /// host that may change its model before the reverse needs a whole recording. Rank-local.
+  bool whole() const;
   /// Moves the RAM checkpoints of a recorded or parked recording (at most `at_most` of them, in
   /// the order of their keys) to the disk store (the recording keeps running from there when
   /// reversed) and gives their RAM claim back. Collective: the stores open their disk file if

@@ -31,6 +31,9 @@ struct HeldRecording {
   std::int64_t order = 0;          ///< when it was recorded (0 = first)
   std::int64_t steps = 0;          ///< its step count: what cutting it costs again
   bool spilled = false;            ///< some of its checkpoints moved to the disk
+  /// Its reverse must run no step again (the host may change its model before it): it may be
+  /// spilled, never thinned or cut.
+  bool whole = false;
 };
 
 /// A way of giving room back.

@@ -35,6 +35,10 @@ struct RunStats {
   double total_seconds = 0.0;       ///< from the start of the first sweep to the end of the reverse
   std::int64_t parks = 0;           ///< times the recording was parked
   double verify_seconds = 0.0;  ///< hashing states for the replay check (RecordingConfig::verify)
+  /// Recomputed fields that differed from the first sweep within RecordingConfig::
+  /// verify_tolerance, and the largest such difference (relative to the field's norm).
+  std::int64_t verify_tolerated = 0;
+  double verify_largest_tolerated = 0.0;
   std::int64_t rebuilt_steps = 0;     ///< steps recomputed to rebuild a working state the host lost
   std::int64_t rerecorded_steps = 0;  ///< steps run again after Recording::thin()
   /// A resumed run (EngineConfig::resume): the step it went on from, in the first sweep or the

@@ -58,6 +58,13 @@ PetscErrorCode TSTrajectoryRewindSetCosts(TSTrajectory, PetscReal write_cost, Pe
 PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory, PetscBool);
 PetscErrorCode TSTrajectoryRewindSetMaxCheckpoints(TSTrajectory, PetscInt ram, PetscInt disk);
 PetscErrorCode TSTrajectoryRewindSetVerify(TSTrajectory, PetscBool);
+/* -ts_trajectory_rewind_verify_tolerance: 0 (the default) asks every recomputed state for the
+   forward run's bits; 0 < tolerance < 1 accepts one within it, relative to its norm. */
+PetscErrorCode TSTrajectoryRewindSetVerifyTolerance(TSTrajectory, PetscReal tolerance);
+/* -ts_trajectory_rewind_recompute_solves: the program changes nothing between TSSolve calls
+   that continue a run (or restores each solve's model before its adjoint), so their steps may
+   be recomputed (docs/petsc.md, "Events and runs in segments"). */
+PetscErrorCode TSTrajectoryRewindSetRecomputeSolves(TSTrajectory, PetscBool);
 /* -ts_trajectory_rewind_ram_bytes (0: no byte budget) and -ts_trajectory_rewind_max_staged_bytes:
    whole numbers of bytes, at most 1e18. */
 PetscErrorCode TSTrajectoryRewindSetRAMBytes(TSTrajectory, PetscReal bytes);
