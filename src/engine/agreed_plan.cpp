@@ -21,20 +21,22 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
   std::uint64_t costs = setting_hash(p.step_cost.size());
   for (double v : p.step_cost) costs = comm::setting_hash(&v, sizeof v, costs);
   for (double v : p.state_bytes) costs = comm::setting_hash(&v, sizeof v, costs);
-  std::vector<comm::Setting> out = {{n.schedule, setting_hash(c.schedule)},
-                                    {n.steps, setting_hash(p.steps)},
-                                    {n.ram, setting_hash(p.ram)},
-                                    {n.disk, setting_hash(p.disk)},
-                                    {"the disk write cost", setting_hash(p.write_cost)},
-                                    {"the disk read cost", setting_hash(p.read_cost)},
-                                    {"the period", setting_hash(p.period)},
-                                    {n.ram_bytes, setting_hash(c.ram_bytes)},
-                                    {"the slot size", setting_hash(c.slot_size)},
-                                    {n.no_pullback, setting_hash(c.pullback_checkpoints)},
-                                    {"RecordingConfig::max_steps", setting_hash(c.max_steps)},
-                                    {"RecordingConfig::verify", setting_hash(c.verify)},
-                                    {n.verify_tolerance, setting_hash(c.verify_tolerance)},
-                                    {"the step costs and sizes", costs}};
+  std::vector<comm::Setting> out = {
+      {n.schedule, setting_hash(c.schedule)},
+      {n.steps, setting_hash(p.steps)},
+      {n.ram, setting_hash(p.ram)},
+      {n.disk, setting_hash(p.disk)},
+      {"the disk write cost", setting_hash(p.write_cost)},
+      {"the disk read cost", setting_hash(p.read_cost)},
+      {"the period", setting_hash(p.period)},
+      {n.ram_bytes, setting_hash(c.ram_bytes)},
+      {"the slot size", setting_hash(c.slot_size)},
+      {n.no_pullback, setting_hash(c.pullback_checkpoints)},
+      {"RecordingConfig::max_steps", setting_hash(c.max_steps)},
+      {"RecordingConfig::verify", setting_hash(c.verify)},
+      {n.verify_tolerance, setting_hash(c.verify_tolerance)},
+      {"RecordingConfig::first_sweep_again", setting_hash(c.first_sweep_again)},
+      {"the step costs and sizes", costs}};
   if (st) {
     out.insert(out.end(), {{"StoresConfig::ram", setting_hash(st->ram)},
                            {"StoresConfig::ram_bytes", setting_hash(st->ram_bytes)},

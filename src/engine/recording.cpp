@@ -71,10 +71,19 @@ void Recording::record() {
                 "recording: record() runs the whole first sweep, but steps were already reported");
   }
   const Step planned = s.plan.params.steps;
+  // An online run asks the stepper before its first step too: a run of no steps is refused,
+  // never given a step it did not ask for.
+  if (planned == 0 && s.finished_everywhere(0)) {
+    throw Error(
+        ErrorCode::InvalidArgument,
+        "recording: Stepper::finished(0) says the run has no steps, and an adjoint needs at "
+        "least one (a task of no steps: give it one, or leave it out)");
+  }
   Step i = 0;
   while (true) {
     const auto t0 = SteadyClock::now();
-    s.stepper().forward(i, StepContext{.record = s.record_wanted(i), .recompute = false});
+    s.stepper().forward(
+        i, StepContext{.record = s.record_wanted(i), .recompute = s.config.first_sweep_again});
     s.stats.forward_seconds += seconds_since(t0);
     const bool last = planned > 0 ? i + 1 == planned : s.finished_everywhere(i + 1);
     s.forward_step_done(i, last);

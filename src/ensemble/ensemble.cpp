@@ -107,10 +107,26 @@ std::int64_t peak_rss_bytes() {
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
 }
 
+// Every rank must give the same settings: ranks that disagree on the groups or the assignment
+// would wait for each other in different collectives. Collective on `comm`; refused on every
+// rank naming the first setting that differs, before anything is split or claimed.
+const EnsembleConfig& agreed(MPI_Comm comm, const EnsembleConfig& c) {
+  require(comm != MPI_COMM_NULL, "ensemble: the communicator is MPI_COMM_NULL");
+  using comm::setting_hash;
+  const comm::Setting settings[] = {
+      {"EnsembleConfig::group_size (PETSc: -rewind_ensemble_group_size)",
+       setting_hash(c.group_size)},
+      {"EnsembleConfig::assign (PETSc: -rewind_ensemble_assign)", setting_hash(c.assign)},
+      {"EnsembleConfig::failure_wait_seconds", setting_hash(c.failure_wait_seconds)}};
+  comm::agree_settings(comm, settings);
+  return c;
+}
+
 }  // namespace
 
 struct Ensemble::Impl {
-  Impl(MPI_Comm comm, const EnsembleConfig& c) : groups(comm, c.group_size), config(c) {
+  Impl(MPI_Comm comm, const EnsembleConfig& c)
+      : groups(comm, agreed(comm, c).group_size), config(c) {
     require(c.failure_wait_seconds >= 0,
             "ensemble: EnsembleConfig::failure_wait_seconds must be >= 0");
   }
@@ -118,6 +134,7 @@ struct Ensemble::Impl {
   detail::Groups groups;
   EnsembleConfig config;
   bool held = false;                // the tapes of a forward are held
+  bool must_abort = false;          // a failure the group could not agree on (must_abort())
   long long gradient_length = 0;    // this rank's block of the last gradient
   std::vector<std::int64_t> mine;   // this group's tasks, in the order it ran them
   std::vector<TaskRecord> mapping;  // in task order
@@ -135,6 +152,8 @@ struct Ensemble::Impl {
     try {
       return detail::agree_in_group(groups.group(), named, config.failure_wait_seconds);
     } catch (...) {
+      // This rank's group mates did not come: it is alone with its error (must_abort()).
+      must_abort = true;
       runner.discard();
       throw;
     }
@@ -399,6 +418,10 @@ void Ensemble::discard(TaskRunner& runner) {
   s.held = false;
   s.mine.clear();
   mpi_check(MPI_Barrier(s.groups.world()), "MPI_Barrier (discard)");
+}
+
+bool Ensemble::must_abort() const {
+  return impl_->must_abort;
 }
 
 const std::vector<TaskRecord>& Ensemble::mapping() const {

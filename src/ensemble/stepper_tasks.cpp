@@ -19,6 +19,13 @@ StepperTasks::~StepperTasks() = default;
 engine::RecordingConfig StepperTasks::config_for(const Task& task) const {
   engine::RecordingConfig c = config_.recording;
   c.params.steps = task.steps();
+  // No per-task budget given: every step is stored (store-all, no recomputation), as far as the
+  // group's RAM capacity allows; a task longer than that capacity is planned within it.
+  if (c.params.ram == 0 && c.params.disk == 0 && c.ram_bytes == 0 && c.params.steps > 0) {
+    const std::int64_t capacity = stores_->config().ram;
+    c.params.ram = capacity == schedule::kUnlimited ? c.params.steps + 1
+                                                    : std::min(c.params.steps + 1, capacity);
+  }
   return c;
 }
 
@@ -42,8 +49,9 @@ void StepperTasks::make_room(std::int64_t task, const engine::Claim& need, std::
   make_room_for_task(*stores_, recordings, task, need, run, hooks);
 }
 
-void StepperTasks::record(std::int64_t k, Task& task, Tape& tape) {
-  const engine::RecordingConfig config = config_for(task);
+void StepperTasks::record(std::int64_t k, Task& task, Tape& tape, bool again) {
+  engine::RecordingConfig config = config_for(task);
+  config.first_sweep_again = again;
   make_room(k, engine::claim_of(engine::plan_for(task.stepper(), group_, config)), 0);
   tape.recording = std::make_unique<engine::Recording>(task.stepper(), stores_, config);
   tape.recording->record();
@@ -64,7 +72,7 @@ std::vector<double> StepperTasks::forward(std::int64_t k) {
           "ensemble: the task factory returned no task for task " + std::to_string(k));
   Tape tape;
   tape.order = recorded_++;
-  record(k, *task, tape);
+  record(k, *task, tape, false);
   std::vector<double> y = task->output();
   const engine::RunStats stats = tape.recording->stats();
   tape.cost.steps = stats.steps;
@@ -95,8 +103,8 @@ std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const doubl
   std::unique_ptr<Task> task = factory_(k, group_);
   require(task != nullptr,
           "ensemble: the task factory returned no task for task " + std::to_string(k));
-  if (!tape.recording) {  // cut: record it again
-    record(k, *task, tape);
+  if (!tape.recording) {  // cut: record it again (its steps reach the task as recomputations)
+    record(k, *task, tape, true);
     tape.cost.forward_steps += tape.recording->stats().forward_steps;
   } else {
     make_room(k, tape.recording->reverse_claim(), tape.recording->id());

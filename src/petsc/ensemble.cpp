@@ -6,8 +6,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "check.hpp"
+#include "made_dirs.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/engine/stores.hpp"
 #include "rewind/ensemble/ensemble.hpp"
 #include "rewind/ensemble/group_room.hpp"
@@ -26,6 +29,7 @@ struct Settings {
   PetscInt max_cps_disk = -1;
   std::string dirname = ".";
   PetscBool async = PETSC_TRUE;
+  PetscReal failure_wait = 30;  ///< EnsembleConfig::failure_wait_seconds
 };
 
 // The tasks of one group, each a TS kept from its solve to its adjoint solve.
@@ -197,6 +201,12 @@ struct _n_RewindEnsemble {
   bool backward_done = false;  // and the backward pass after it: the costs too
   std::unique_ptr<rwd::ensemble::Ensemble> ensemble;
   std::unique_ptr<rwd::petsc::TsTasks> runner;
+  // The directories made for -rewind_ensemble_dirname (rank 0), removed at the end if empty.
+  std::vector<rwd::petsc::MadeDir> made_dirs;
+  ~_n_RewindEnsemble() {
+    runner.reset();  // the group files go first
+    rwd::petsc::remove_empty(made_dirs);
+  }
   std::string report;
 };
 
@@ -271,9 +281,27 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                                "RewindEnsembleSetFromOptions", dir, dir, sizeof dir, NULL));
   PetscCall(PetscOptionsBool("-rewind_ensemble_async", "Disk I/O behind the computation",
                              "RewindEnsembleSetFromOptions", s.async, &s.async, NULL));
+  PetscCall(PetscOptionsReal("-rewind_ensemble_failure_wait",
+                             "Seconds a rank whose task failed waits for its group to agree on it "
+                             "(then RewindEnsembleGetMustAbort says to abort)",
+                             "RewindEnsembleGetMustAbort", s.failure_wait, &s.failure_wait, NULL));
   PetscOptionsEnd();
   s.assign = assign;
   s.dirname = dir;
+  {
+    // Ranks that differ would wait in different collectives (a hang, or a crash in the
+    // backward): refused on every rank by name, before any check one rank might fail alone.
+    using rwd::comm::setting_hash;
+    const rwd::comm::Setting settings[] = {
+        {"-rewind_ensemble_group_size", setting_hash(s.group_size)},
+        {"-rewind_ensemble_assign", setting_hash(s.assign)},
+        {"-rewind_ensemble_max_cps_ram", setting_hash(s.max_cps_ram)},
+        {"-rewind_ensemble_max_cps_disk", setting_hash(s.max_cps_disk)},
+        {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
+        {"-rewind_ensemble_async", setting_hash(s.async)},
+        {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)}};
+    PetscCallCXX(rwd::comm::agree_settings(e->comm, settings));
+  }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-rewind_ensemble_assign must be dynamic or static, got %s", assign);
   PetscCheck(s.max_cps_ram >= -1 && s.max_cps_disk >= -1, e->comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -282,6 +310,9 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   rwd::ensemble::EnsembleConfig c;
   c.group_size = static_cast<int>(s.group_size);
   c.assign = s.assign == "dynamic" ? rwd::ensemble::Assign::Dynamic : rwd::ensemble::Assign::Static;
+  PetscCheck(s.failure_wait >= 0, e->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-rewind_ensemble_failure_wait must be >= 0 seconds, got %g", (double)s.failure_wait);
+  c.failure_wait_seconds = static_cast<double>(s.failure_wait);
   e->runner.reset();
   e->ensemble.reset();
   e->forward_done = e->backward_done = false;
@@ -320,9 +351,22 @@ PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble e, PetscInt* group, PetscIn
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode RewindEnsembleGetMustAbort(RewindEnsemble e, PetscBool* must_abort) {
+  PetscFunctionBegin;
+  PetscCheck(must_abort, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL,
+             "RewindEnsembleGetMustAbort: must_abort is NULL");
+  *must_abort = e->ensemble && e->ensemble->must_abort() ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode RewindEnsembleForward(RewindEnsemble e, PetscInt ntasks, PetscScalar y[]) {
   PetscFunctionBegin;
   PetscCall(ready(e, "RewindEnsembleForward"));
+  if (!e->runner && e->settings.max_cps_disk != 0) {
+    // Made when missing, as -ts_trajectory_dirname is (collective: the ranks agreed on it).
+    PetscCall(rwd::petsc::make_dirs(e->comm, e->settings.dirname.c_str(),
+                                    "-rewind_ensemble_dirname", e->made_dirs));
+  }
   if (!e->runner) PetscCallCXX(make_runner(e));
   rwd::ensemble::Outputs out;
   e->forward_done = e->backward_done = false;

@@ -123,6 +123,18 @@ std::string not_whole(const Segment& previous, PetscInt from, bool solution_only
          "recomputation differs)";
 }
 
+std::string Segments::plans(std::size_t at_most) const {
+  std::string out;
+  for (std::size_t j = 0; j < list_.size() && j < at_most; ++j) {
+    const Segment& g = list_[j];
+    if (!g.recording) continue;
+    out += (out.empty() ? "steps " : ", ") + std::to_string(g.first) + "-" +
+           std::to_string(g.first + g.recording->steps()) + " " + g.recording->plan().schedule;
+  }
+  if (list_.size() > at_most) out += ", ...";
+  return out;
+}
+
 Segments::Segments(Carry& carry, TsStepper& stepper, const StepLog& log)
     : carry_(carry), stepper_(stepper), log_(log) {}
 

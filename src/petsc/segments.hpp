@@ -59,6 +59,8 @@ class Segments {
 
   bool empty() const { return list_.empty(); }
   std::size_t size() const { return list_.size(); }
+  /// "steps 0-100 storeall, 100-120 mixed, ...": the first `at_most` segments' plans.
+  std::string plans(std::size_t at_most) const;
   Segment& front() { return list_.front(); }
   Segment& back() { return list_.back(); }
   Segment& operator[](std::size_t j) { return list_[j]; }

@@ -402,15 +402,7 @@ bool SolveRun::finish() {
   r.segments = static_cast<PetscInt>(segments_.size());
   r.events = events_seen_;
   r.thinned = segments_.thinned();
-  r.segment_plans.clear();
-  for (std::size_t j = 0; j < segments_.size() && j < 8; ++j) {
-    const Segment& g = segments_[j];
-    if (!g.recording) continue;
-    r.segment_plans += (r.segment_plans.empty() ? "steps " : ", ") + std::to_string(g.first) + "-" +
-                       std::to_string(g.first + g.recording->steps()) + " " +
-                       g.recording->plan().schedule;
-  }
-  if (segments_.size() > 8) r.segment_plans += ", ...";
+  r.segment_plans = segments_.plans(8);
   r.verify = carry_.options.verify == PETSC_TRUE;
   r.resume_interval = durable_ ? durable_->interval() : 0;
   r.resume_bound = durable_ && durable_->adaptive() ? durable_->steps() : 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "log_events.hpp"
+#include "made_dirs.hpp"
 #include "private_access.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
@@ -73,65 +74,8 @@ PetscErrorCode make_dirname(TSTrajectory tj) {
              "-ts_trajectory_max_cps_disk differs between ranks (0 on some ranks only); every "
              "rank must give the same");
   if (!dir || !disk) PetscFunctionReturn(0);
-  PetscMPIInt rank = 0;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  int exists = 0;  // an int: PetscBool is an enum before PETSc 3.24, a C bool since
-  std::string why;
-  if (rank == 0) {
-    // As mkdir -p: each component in turn, as written ("a/../b" makes a, then b).
-    std::vector<MadeDir>& made = trajectory(tj).made_dirs;
-    std::filesystem::path at;
-    for (const auto& part : std::filesystem::path(dir)) {
-      at /= part;
-      std::error_code ec;
-      if (part.empty() || std::filesystem::exists(at, ec)) continue;
-      if (!std::filesystem::create_directory(at, ec) || ec) {
-        why = ": creating '" + at.string() + "': " + (ec ? ec.message() : "it appeared");
-        break;
-      }
-      // Remembered by absolute name and identity: only this directory is ever removed, even
-      // after a chdir, a changed symbolic link or a directory made again under the same name.
-      struct stat st {};
-      const std::string path = std::filesystem::absolute(at, ec).string();
-      if (!ec && ::lstat(path.c_str(), &st) == 0) made.push_back({path, st.st_dev, st.st_ino});
-    }
-    // Not PetscCall: an error here on rank 0 alone would leave the others in the broadcast.
-    std::error_code ec;
-    exists = ::access(dir, W_OK | X_OK) == 0 && std::filesystem::is_directory(dir, ec) ? 1 : 0;
-    if (!exists && why.empty()) {
-      why = !std::filesystem::exists(dir, ec)         ? ": it does not exist"
-            : !std::filesystem::is_directory(dir, ec) ? ": it is not a directory"
-                                                      : ": it is not writable";
-    }
-  }
-  PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
-  if (!exists) {  // every rank's error gives rank 0's reason
-    char text[512] = {};
-    why.copy(text, sizeof text - 1);
-    PetscCallMPI(MPI_Bcast(text, sizeof text, MPI_CHAR, 0, comm));
-    why = text;
-  }
-  PetscCheck(exists, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN,
-             "-ts_trajectory_dirname '%s' is not a writable directory and could not be made one%s; "
-             "give a writable directory",
-             dir, why.c_str());
+  PetscCall(make_dirs(comm, dir, "-ts_trajectory_dirname", trajectory(tj).made_dirs));
   PetscFunctionReturn(0);
-}
-
-// Removes the directories of `made` (outermost first) that are empty, innermost first, each only
-// if it is still the directory rewind made (same device and inode); what holds a file stays,
-// with its parents (rmdir removes only an empty directory, so a file made meanwhile keeps it).
-// No collective call, so it may run while an error unwinds.
-void remove_empty(std::vector<MadeDir>& made) noexcept {
-  while (!made.empty()) {
-    const MadeDir& d = made.back();
-    struct stat st {};
-    if (::lstat(d.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == d.dev &&
-        st.st_ino == d.ino && ::rmdir(d.path.c_str()) != 0) {
-      return;  // not empty (or not ours to remove): it and its parents stay
-    }
-    made.pop_back();
-  }
 }
 
 void remove_empty_made_dirs(TSTrajectory tj) noexcept {

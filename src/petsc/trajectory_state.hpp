@@ -10,16 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "made_dirs.hpp"
 #include "solve_run.hpp"
 
 namespace rwd::petsc {
-
-/// A directory rewind made: its absolute name and identity when made.
-struct MadeDir {
-  std::string path;
-  dev_t dev = 0;
-  ino_t ino = 0;
-};
 
 struct Trajectory {
   Carry carry;

@@ -694,6 +694,33 @@ TEST(Recording, FinishedThatDiffersBetweenRanksIsAnError) {
       << what;
 }
 
+// An online run whose stepper is finished at step 0 has no steps: refused, and given none (it
+// used to take one step it did not ask for, and reverse it into a wrong gradient).
+TEST(Recording, ARunOfNoStepsIsRefusedAndTakesNone) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  class Empty final : public ForwardingStepper {
+   public:
+    using ForwardingStepper::ForwardingStepper;
+    bool finished(Step) override { return true; }
+    void forward(Step i, const StepContext& c) override {
+      ++steps;
+      inner_.forward(i, c);
+    }
+    int steps = 0;
+  } empty(l96);
+  EngineConfig c = config("online", 3, 0);
+  c.params.steps = 0;
+  auto stores = std::make_shared<Stores>(stores_config("empty"));
+  l96.reset(0.0);
+  Recording r(empty, stores, c);
+  const std::string what = error_of([&] { r.record(); });
+  EXPECT_TRUE(
+      all_ranks(what.find("Stepper::finished(0) says the run has no steps") != std::string::npos))
+      << what;
+  EXPECT_EQ(empty.steps, 0);
+}
+
 // Stores whose capacity or directory differ between ranks are refused by name on every rank
 // when the first recording is made (they would hang or split the file otherwise).
 TEST(SharedStores, SettingsThatDifferBetweenRanksAreRefusedByName) {

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -338,6 +339,80 @@ TEST_P(EnsembleMap, GroupCapacityBelowAParkedTapeCutsItAndKeepsTheGradient) {
   }
 }
 
+// No per-task budget (the default RecordingConfig): each task stores every step, none is run
+// again, and the gradient is bitwise the serial loop's.
+TEST_P(EnsembleMap, NoBudgetStoresEveryStep) {
+  const int g = group_sizes().front();
+  StepperTasksConfig tc = tasks_config(0, 0, "storeall");
+  const std::int64_t tasks = 2 * (world_size() / g);
+  const MapRun r = run_map(g, GetParam(), tasks, tc);
+  EXPECT_TRUE(all_ranks(bitwise_equal(r.gradient, serial_gradient(g, tasks))));
+  for (const auto& m : r.report.mapping) {
+    EXPECT_EQ(m.cost.forward_steps, m.cost.steps) << "task " << m.task;
+    EXPECT_FALSE(m.cost.cut) << "task " << m.task;
+  }
+}
+
+// A task's stepper that counts the steps it was given as first-sweep steps
+// (StepContext::recompute false): output and accumulators are done on those.
+std::map<std::int64_t, std::int64_t>& first_sweep_steps() {
+  static std::map<std::int64_t, std::int64_t> counts;
+  return counts;
+}
+class CountingTask final : public ensemble::Task {
+ public:
+  CountingTask(std::int64_t k, MPI_Comm group)
+      : inner_(k, group, 0.0), counting_(inner_.model(), k) {}
+  engine::Stepper& stepper() override { return counting_; }
+  schedule::Step steps() const override { return inner_.steps(); }
+  std::vector<double> output() override { return inner_.output(); }
+  std::vector<double> gradient() override { return inner_.gradient(); }
+
+ private:
+  class Counting final : public ForwardingStepper {
+   public:
+    Counting(TestStepper& inner, std::int64_t k) : ForwardingStepper(inner), k_(k) {}
+    void forward(Step i, const StepContext& c) override {
+      if (!c.recompute) ++first_sweep_steps()[k_];
+      inner_.forward(i, c);
+    }
+
+   private:
+    std::int64_t k_;
+  };
+  SourceTask inner_;
+  Counting counting_;
+};
+
+// A cut tape's forward, run again before its reverse, reaches the task as recomputations: each
+// task sees its steps once as first-sweep steps, however often they run (docs/runtime.md).
+TEST_P(EnsembleMap, ACutTapeRunsAgainAsARecomputation) {
+  const int g = group_sizes().front();
+  StepperTasksConfig tc = tasks_config(3, 0, "recut");
+  tc.stores.ram = 3;  // below a parked tape: every tape is cut and recorded again
+  tc.stores.disk = 0;
+  const std::int64_t tasks = 3 * (world_size() / g);
+  first_sweep_steps().clear();
+  EnsembleConfig ec;
+  ec.group_size = g;
+  ec.assign = GetParam();
+  Ensemble ens(MPI_COMM_WORLD, ec);
+  StepperTasks runner(
+      ens.group_comm(),
+      [](std::int64_t k, MPI_Comm group) { return std::make_unique<CountingTask>(k, group); }, tc);
+  const ensemble::Outputs y = ens.forward(tasks, runner);
+  const std::vector<double> ybar = misfit_gradient(y.values);
+  ens.backward(ybar, runner);
+  for (const auto& m : ens.report().mapping) {
+    EXPECT_TRUE(m.cost.cut) << "task " << m.task;
+    EXPECT_GE(m.cost.forward_steps, 2 * m.cost.steps) << "task " << m.task;
+    if (m.group == ens.group()) {
+      EXPECT_EQ(first_sweep_steps()[m.task], m.cost.steps) << "task " << m.task;
+    }
+  }
+  runner.stores().close();
+}
+
 INSTANTIATE_TEST_SUITE_P(Assign, EnsembleMap, ::testing::Values(Assign::Dynamic, Assign::Static),
                          [](const auto& p) { return std::string(ensemble::to_string(p.param)); });
 
@@ -348,6 +423,35 @@ std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return {};
+}
+
+// Settings that differ between ranks are refused on every rank, naming the setting, before
+// anything is split or claimed (they used to hang the forward or crash the backward).
+TEST(Ensemble, SettingsThatDifferBetweenRanksAreRefusedByName) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const bool last = world_rank() == world_size() - 1;
+  EnsembleConfig assign;
+  assign.assign = world_rank() == 0 ? Assign::Static : Assign::Dynamic;
+  EXPECT_TRUE(all_ranks(error_of([&] { Ensemble e(MPI_COMM_WORLD, assign); })
+                            .find("EnsembleConfig::assign (PETSc: -rewind_ensemble_assign) "
+                                  "differs between ranks") != std::string::npos));
+  EnsembleConfig size;  // the last rank alone gives 1: every value divides the rank count
+  size.group_size = last ? 1 : (world_size() % 2 == 0 ? 2 : world_size());
+  EXPECT_TRUE(all_ranks(error_of([&] { Ensemble e(MPI_COMM_WORLD, size); })
+                            .find("EnsembleConfig::group_size (PETSc: "
+                                  "-rewind_ensemble_group_size) differs between ranks") !=
+                        std::string::npos));
+  EnsembleConfig odd;  // one rank's value does not even divide: still refused as differing
+  odd.group_size = last ? world_size() + 1 : 1;
+  EXPECT_TRUE(all_ranks(error_of([&] {
+                          Ensemble e(MPI_COMM_WORLD, odd);
+                        }).find("differs between ranks") != std::string::npos));
+  EnsembleConfig wait;
+  wait.failure_wait_seconds = last ? 5.0 : 30.0;
+  EXPECT_TRUE(
+      all_ranks(error_of([&] {
+                  Ensemble e(MPI_COMM_WORLD, wait);
+                }).find("EnsembleConfig::failure_wait_seconds differs") != std::string::npos));
 }
 
 TEST(Ensemble, BadInputIsAClearErrorOnEveryRank) {

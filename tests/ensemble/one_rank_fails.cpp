@@ -58,11 +58,11 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  ensemble::EnsembleConfig ec;
+  ec.group_size = 2;
+  ec.failure_wait_seconds = 2.0;
+  ensemble::Ensemble ens(MPI_COMM_WORLD, ec);
   try {
-    ensemble::EnsembleConfig ec;
-    ec.group_size = 2;
-    ec.failure_wait_seconds = 2.0;
-    ensemble::Ensemble ens(MPI_COMM_WORLD, ec);
     ensemble::StepperTasksConfig tc;
     tc.recording.params.ram = 3;
     ensemble::StepperTasks runner(
@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     ens.forward(3, runner);
     std::printf("rank %d: the forward map finished, which it must not\n", rank);
   } catch (const Error& e) {
-    std::printf("caught on the failing rank %d: %s\n", rank, e.what());
+    std::printf("caught on the failing rank %d (must_abort %d): %s\n", rank,
+                ens.must_abort() ? 1 : 0, e.what());
     std::fflush(stdout);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }

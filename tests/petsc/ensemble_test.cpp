@@ -46,6 +46,10 @@ PetscErrorCode create(PetscInt k, MPI_Comm group, void* ctx, TS* ts) {
   Context& c = *static_cast<Context*>(ctx);
   DecayProblem& p = c.problems[static_cast<std::size_t>(k)];
   PetscFunctionBegin;
+  PetscInt fail = -1;  // -fail_task k: the callback's own error must reach the caller
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-fail_task", &fail, NULL));
+  PetscCheck(k != fail, group, PETSC_ERR_FILE_OPEN, "task %" PetscInt_FMT "'s mesh file is missing",
+             k);
   PetscCall(rwd::testing::create_decay_problem(group, kSize, steps_of(k), 1.0 + 0.1 * k, p));
   PetscCall(TSSetFromOptions(p.ts));
   if (c.use_memory) {

@@ -2,7 +2,7 @@
 # ranks of an MPMD launch get different values of one option each time, and each rank's
 # output must name that option (the test's timeout catches a hang). The checkpoint directory
 # rewind made must not outlive the refused run (PETSc ends it with MPI_Abort).
-# Variables: EXE, LIB, MPIEXEC, WORK_DIR.
+# Variables: EXE, LIB, MPIEXEC, WORK_DIR, ENSEMBLE_EXE (the ensemble front end's test program).
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(base -ts_max_steps 20 -dll_append ${LIB} -ts_trajectory_type rewind)
@@ -85,4 +85,14 @@ expect_refused(-ts_trajectory_rewind_resume 1 0 -ts_trajectory_max_cps_ram 3
                -ts_trajectory_max_cps_disk 8)
 expect_refused(-ts_trajectory_rewind_resume_interval 4 5 -ts_trajectory_rewind_resume
                -ts_trajectory_max_cps_ram 3 -ts_trajectory_max_cps_disk 8)
+# The ensemble front end's options (tests/petsc/ensemble_test.cpp): these hung in the forward or
+# crashed in the backward.
+set(EXE ${ENSEMBLE_EXE})
+set(base -ts_trajectory_max_cps_ram 3)
+expect_refused(-rewind_ensemble_assign static dynamic)
+expect_refused(-rewind_ensemble_group_size 1 2)
+expect_refused(-rewind_ensemble_group_size 2 3)
+expect_refused(-rewind_ensemble_max_cps_ram 5 6)
+expect_refused(-rewind_ensemble_max_cps_disk 4 - -rewind_ensemble_dirname ens-ckpt)
+expect_refused(-rewind_ensemble_async 0 1)
 message("ranks differ: every option was refused by name on every rank")

@@ -86,6 +86,10 @@ struct RecordingConfig {
   /// relative to its norm, is accepted and counted (RunStats::verify_tolerated): for programs
   /// whose recomputation cannot give the same bits. 0: the same bits, nothing less.
   double verify_tolerance = 0.0;
+  /// The first sweep is a run again of one taken before (its recording was dropped to make room:
+  /// an ensemble's cut tape, recorded again before its reverse): its steps reach the stepper as
+  /// recomputations (StepContext::recompute), so output and accumulators are not done twice.
+  bool first_sweep_again = false;
   SettingNames names;
 };
 

@@ -150,6 +150,11 @@ class Ensemble {
 
   /// The recorded mapping: task -> (group, position), in task order, on every rank.
   const std::vector<TaskRecord>& mapping() const;
+
+  /// Whether a pass threw because this rank's task failed and the other ranks of its group did
+  /// not come to agree on it within EnsembleConfig::failure_wait_seconds (they are blocked in a
+  /// collective call of the task): the job must be aborted (MPI_Abort). Rank-local; stays set.
+  bool must_abort() const;
   EnsembleReport report() const;
 
  private:

@@ -40,7 +40,11 @@ class Task {
 using TaskFactory = std::function<std::unique_ptr<Task>(std::int64_t task, MPI_Comm group)>;
 
 struct StepperTasksConfig {
-  /// Every task's schedule and budget (the step count comes from Task::steps()).
+  /// Every task's schedule and budget (the step count comes from Task::steps()). No budget
+  /// (params.ram, params.disk and ram_bytes 0, the default): each task stores every step
+  /// (store-all), within the group's RAM capacity (a longer task is planned within it); the
+  /// group room policy spills and cuts tapes as for any budget. An online task (steps() 0)
+  /// needs a budget.
   engine::RecordingConfig recording;
   /// The group's stores: directory, I/O, and the capacity all of the group's tapes share
   /// (StoresConfig::ram, ram_bytes, disk). The communicator is set to the group's.
@@ -70,10 +74,10 @@ class StepperTasks final : public TaskRunner {
     TaskCost cost;
   };
   engine::RecordingConfig config_for(const Task& task) const;
+  /// Records task k's first sweep into `tape`; `again`: it ran before (the tape was cut).
+  void record(std::int64_t k, Task& task, Tape& tape, bool again);
   std::vector<engine::HeldRecording> held() const;
   void make_room(std::int64_t task, const engine::Claim& need, std::int64_t run);
-  /// Records `task` (again, for a cut tape) after making room for it.
-  void record(std::int64_t k, Task& task, Tape& tape);
   void account(Tape& tape, const engine::RunStats& stats);
 
   MPI_Comm group_;

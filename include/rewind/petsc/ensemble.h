@@ -62,6 +62,11 @@ PetscErrorCode RewindEnsembleSetSizes(RewindEnsemble ens, PetscInt output_size,
 /* This rank's group and its communicator (after RewindEnsembleSetFromOptions; not collective). */
 PetscErrorCode RewindEnsembleGetGroup(RewindEnsemble ens, PetscInt* group, PetscInt* groups,
                                       MPI_Comm* comm);
+/* After RewindEnsembleForward or RewindEnsembleBackward returned an error: whether this rank's
+   task failed and the other ranks of its group did not come to agree on it within
+   -rewind_ensemble_failure_wait seconds (they are blocked in a collective call of the task and
+   cannot be told): the program must then call MPI_Abort. Not collective. */
+PetscErrorCode RewindEnsembleGetMustAbort(RewindEnsemble ens, PetscBool* must_abort);
 /* The forward map over tasks 0 .. ntasks-1. y (ntasks * output_size values, may be NULL) gets
    every task's output in task order on every rank. */
 PetscErrorCode RewindEnsembleForward(RewindEnsemble ens, PetscInt ntasks, PetscScalar y[]);
