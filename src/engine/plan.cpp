@@ -35,6 +35,7 @@ struct Resolved {
   ScheduleParams params;
   std::optional<bool> stores_pullback;  // known when the schedule was replayed
   std::optional<double> cost;
+  std::optional<std::int64_t> forward_steps;
 };
 
 struct Cache {
@@ -63,9 +64,20 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
   const SettingNames& names = config.names;
   const std::string without =
       config.pullback_checkpoints ? "" : " without storing " + names.pullback_data;
-  Resolved out{name, p, std::nullopt, std::nullopt};
+  Resolved out{name, p, std::nullopt, std::nullopt, std::nullopt};
   if (name == "auto" && p.steps == 0) {
-    out.schedule = registry.choose(p);
+    try {
+      out.schedule = registry.choose(p);
+    } catch (const Error& err) {
+      if (err.code() != ErrorCode::InvalidArgument) throw;
+      throw Error(
+          ErrorCode::InvalidArgument,
+          "no online schedule fits " + schedule::describe(p) + without + "; raise " + names.ram +
+              " or " + names.disk +
+              (names.give_steps.empty() ? std::string()
+                                        : ", or give the step count (" + names.give_steps + ")") +
+              "\n" + err.what());
+    }
     return out;
   }
   if (name == "auto") {
@@ -78,7 +90,7 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
                                                   without + "; raise " + names.ram + " or " +
                                                   names.disk + "\n" + err.what());
     }
-    return {best.name, best.params, best.stores_pullback, best.cost};
+    return {best.name, best.params, best.stores_pullback, best.cost, best.forward_steps};
   }
   if (p.steps > 0) {
     std::optional<schedule::PricedSchedule> priced;
@@ -104,15 +116,24 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
                                                   " forbids; choose another "
                                                   "schedule");
     }
-    return {priced->name, priced->params, priced->stores_pullback, priced->cost};
+    return {priced->name, priced->params, priced->stores_pullback, priced->cost,
+            priced->forward_steps};
   }
   const auto schedule = registry.create(name, p);
-  require(schedule->online(), "schedule '" + name + "' needs the step count in advance; give it (" +
-                                  names.steps + ") or choose an online schedule");
+  require(schedule->online(),
+          "schedule '" + name + "' needs the step count in advance; " + step_count_advice(names));
   return out;
 }
 
 }  // namespace
+
+std::string step_count_advice(const SettingNames& names) {
+  const std::string give =
+      names.give_steps.empty() ? "" : "give the exact step count (" + names.give_steps + ")";
+  const std::string online = names.online_schedule.empty() ? "" : "choose " + names.online_schedule;
+  if (give.empty() && online.empty()) return "the run needs a schedule that fits its step count";
+  return give + (give.empty() || online.empty() ? "" : ", or ") + online;
+}
 
 Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
   const SettingNames& names = config.names;
@@ -188,6 +209,7 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   plan.schedule = resolved.schedule;
   plan.params = resolved.params;
   plan.cost = resolved.cost;
+  plan.forward_steps = resolved.forward_steps;
   plan.restart_slots = restart_slots;
   plan.pullback_slots = pullback_slots;
   if (resolved.stores_pullback) {

@@ -103,9 +103,8 @@ void Sweeps::forward_step_done(Step i, bool last) {
   if (!forward || position != i) {
     throw Error(ErrorCode::InvalidArgument, "schedule '" + plan.schedule + "' was planned for " +
                                                 std::to_string(steps) + " steps, but step " +
-                                                std::to_string(i + 1) +
-                                                " was taken; give the exact step count (" +
-                                                config.names.steps + ") or use an online schedule");
+                                                std::to_string(i + 1) + " was taken; " +
+                                                step_count_advice(config.names));
   }
   record_pullback(i, *forward);
   ++stats.forward_steps;
@@ -137,9 +136,8 @@ void Sweeps::end_forward(Step n) {
   } else if (n != steps) {
     throw Error(ErrorCode::InvalidArgument,
                 "schedule '" + plan.schedule + "' was planned for " + std::to_string(steps) +
-                    " steps, but the forward run ended after " + std::to_string(n) +
-                    "; give the exact step count (" + config.names.steps +
-                    ") or use an online schedule");
+                    " steps, but the forward run ended after " + std::to_string(n) + "; " +
+                    step_count_advice(config.names));
   } else {
     // An online schedule used with a known step count still learns it here, as it would
     // from any driver (the simulator does the same).

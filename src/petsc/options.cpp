@@ -33,6 +33,8 @@ engine::SettingNames option_names() {
   n.ram_bytes = "-ts_trajectory_rewind_ram_bytes";
   n.no_pullback = "-ts_trajectory_solution_only";
   n.steps = "-ts_max_steps/-ts_max_time";
+  n.give_steps = "-ts_trajectory_rewind_steps";
+  n.online_schedule.clear();  // TS predicts a fixed step's count, and schedules are given it
   n.verify_tolerance = "-ts_trajectory_rewind_verify_tolerance";
   n.verify = "-ts_trajectory_rewind_verify";
   n.pullback_data = "stages";
@@ -42,7 +44,67 @@ engine::SettingNames option_names() {
   return n;
 }
 
+std::string bytes_text(PetscReal bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f", static_cast<double>(bytes));
+  return text;
+}
+
+PetscErrorCode mark_options_used(TSTrajectory tj) {
+  // PETSc's own (TSTrajectorySetFromOptions; -ts_trajectory_view after TSAdjointSolve) and
+  // rewind's. Options rewind ignores (-ts_trajectory_stride, ...) stay unused, and are reported.
+  static const char* const names[] = {"-ts_trajectory_type",
+                                      "-ts_trajectory_view",
+                                      "-ts_trajectory_monitor",
+                                      "-ts_trajectory_dirname",
+                                      "-ts_trajectory_keep_files",
+                                      "-ts_trajectory_solution_only",
+                                      "-ts_trajectory_adjointmode",
+                                      "-ts_trajectory_use_history",
+                                      "-ts_trajectory_max_cps_ram",
+                                      "-ts_trajectory_max_cps_disk",
+                                      "-ts_trajectory_rewind_schedule",
+                                      "-ts_trajectory_rewind_write_cost",
+                                      "-ts_trajectory_rewind_read_cost",
+                                      "-ts_trajectory_rewind_async",
+                                      "-ts_trajectory_rewind_max_staged_bytes",
+                                      "-ts_trajectory_rewind_ram_bytes",
+                                      "-ts_trajectory_rewind_steps",
+                                      "-ts_trajectory_rewind_verify",
+                                      "-ts_trajectory_rewind_verify_tolerance",
+                                      "-ts_trajectory_rewind_resume",
+                                      "-ts_trajectory_rewind_resume_interval",
+                                      "-ts_trajectory_rewind_recompute_warning",
+                                      "-ts_trajectory_rewind_recompute_solves"};
+  PetscOptions options = nullptr;
+  const char* prefix = nullptr;
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetOptions((PetscObject)tj, &options));
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)tj, &prefix));
+  // Finding an option marks it used (PetscOptionsFindPair).
+  for (const char* name : names) PetscCall(PetscOptionsHasName(options, prefix, name, nullptr));
+  PetscFunctionReturn(0);
+}
+
 namespace {
+
+// A byte count given as text (the default's text when not given): a whole number of bytes from
+// `least` to 1e18, in any notation strtod reads ("1e8").
+PetscErrorCode parse_bytes(MPI_Comm comm, const char* name, const char* text, PetscBool given,
+                           int least, const char* zero, PetscReal& out) {
+  PetscFunctionBegin;
+  if (given) {
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    const std::string meaning = zero ? std::string(" (") + zero + ")" : std::string();
+    PetscCheck(end != text && *end == '\0', comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "%s must be a whole number of bytes from %d%s to 1e18, got '%s'", name, least,
+               meaning.c_str(), text);
+    out = v;
+  }
+  PetscCall(check_bytes(comm, name, out, least, zero));
+  PetscFunctionReturn(0);
+}
 
 // PETSc reads an integer option with atoll and a cast to PetscInt, so 4294967295 silently
 // becomes -1 (here: unlimited). The text of each integer option is checked first.
@@ -61,93 +123,26 @@ PetscErrorCode check_integer_text(detail::OptionItems items, const char* name, M
   PetscFunctionReturn(0);
 }
 
-}  // namespace
+// The options read as text, and whether each was given.
+struct Texts {
+  char schedule[256] = "";
+  char write_cost[64] = "", read_cost[64] = "";
+  char staged[64] = "", ram_bytes[64] = "", recompute[64] = "";
+  char tolerance[64] = "";
+  PetscBool recompute_set = PETSC_FALSE, tolerance_set = PETSC_FALSE;
+  PetscBool schedule_set = PETSC_FALSE, write_set = PETSC_FALSE, read_set = PETSC_FALSE;
+  PetscBool staged_set = PETSC_FALSE, ram_bytes_set = PETSC_FALSE;
+};
 
-PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
-  char schedule[256];
-  PetscBool flg = PETSC_FALSE;
+// The checks of the options read, each error naming the option and what to give.
+PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
   PetscFunctionBegin;
-  for (const char* name :
-       {"-ts_trajectory_max_cps_ram", "-ts_trajectory_max_cps_disk", "-ts_trajectory_rewind_steps",
-        "-ts_trajectory_rewind_resume_interval"}) {
-    PetscCall(check_integer_text(PetscOptionsObject, name, comm));
-  }
-  PetscOptionsHeadBegin(PetscOptionsObject, "rewind trajectory options (adjoint checkpointing)");
-  PetscCall(PetscOptionsInt(
-      "-ts_trajectory_max_cps_ram", "Checkpoints in RAM (default: store every step)",
-      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_ram, &o.max_cps_ram, NULL));
-  PetscCall(PetscOptionsInt(
-      "-ts_trajectory_max_cps_disk", "Checkpoints on disk in parallel HDF5 (-1: unlimited)",
-      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_disk, &o.max_cps_disk, NULL));
-  PetscCall(PetscStrncpy(schedule, o.schedule.c_str(), sizeof schedule));
-  const std::string names = schedule::ScheduleRegistry::instance().names();
-  const std::string help = "Checkpoint schedule: " + names;
-  PetscCall(PetscOptionsString("-ts_trajectory_rewind_schedule", help.c_str(),
-                               "TSTrajectoryRewindSetSchedule", schedule, schedule, sizeof schedule,
-                               &flg));
-  char write_cost[64], read_cost[64];
-  PetscBool write_set = PETSC_FALSE, read_set = PETSC_FALSE;
-  // std::snprintf, not PETSc's, which writes 1 as "1.".
-  std::snprintf(write_cost, sizeof write_cost, "%g", (double)o.write_cost);
-  std::snprintf(read_cost, sizeof read_cost, "%g", (double)o.read_cost);
-  if (o.write_cost < 0) PetscCall(PetscStrncpy(write_cost, "auto", sizeof write_cost));
-  if (o.read_cost < 0) PetscCall(PetscStrncpy(read_cost, "auto", sizeof read_cost));
-  PetscCall(PetscOptionsString("-ts_trajectory_rewind_write_cost",
-                               "Cost of one disk checkpoint write in forward steps, or auto "
-                               "(measured against the second step, the default)",
-                               "TSTrajectoryRewindSetCosts", write_cost, write_cost,
-                               sizeof write_cost, &write_set));
-  PetscCall(PetscOptionsString("-ts_trajectory_rewind_read_cost",
-                               "Cost of one disk checkpoint read in forward steps, or auto "
-                               "(measured against the second step, the default)",
-                               "TSTrajectoryRewindSetCosts", read_cost, read_cost, sizeof read_cost,
-                               &read_set));
-  PetscCall(PetscOptionsBool("-ts_trajectory_rewind_async",
-                             "Write and read disk checkpoints on a background thread",
-                             "TSTrajectoryRewindSetAsync", o.async, &o.async, NULL));
-  PetscCall(PetscOptionsReal(
-      "-ts_trajectory_rewind_max_staged_bytes",
-      "Bytes a rank may hold in staging buffers for disk writes not yet done and reads done "
-      "ahead (with -ts_trajectory_rewind_async)",
-      "TSTrajectoryRewindSetMaxStagedBytes", o.max_staged_bytes, &o.max_staged_bytes, NULL));
-  PetscCall(PetscOptionsReal("-ts_trajectory_rewind_ram_bytes",
-                             "RAM budget for checkpoints in bytes (0: none)",
-                             "TSTrajectoryRewindSetRAMBytes", o.ram_bytes, &o.ram_bytes, NULL));
-  PetscCall(PetscOptionsInt(
-      "-ts_trajectory_rewind_steps",
-      "The step count, for fixed-step runs whose count TS cannot predict (0: count it)",
-      "TSTrajectoryRewindSetSteps", o.steps, &o.steps, NULL));
-  PetscCall(PetscOptionsBool(
-      "-ts_trajectory_rewind_verify",
-      "Check every recomputed state against the forward run (a hash a state; an error, not a "
-      "wrong gradient, when they differ)",
-      "TSTrajectoryRewindSetVerify", o.verify, &o.verify, NULL));
-  PetscCall(PetscOptionsReal(
-      "-ts_trajectory_rewind_verify_tolerance",
-      "With the replay check: accept a recomputed state that differs from the forward run's by "
-      "at most this much relative to its norm (0: the same bits)",
-      "TSTrajectoryRewindSetVerifyTolerance", o.verify_tolerance, &o.verify_tolerance, NULL));
-  PetscCall(PetscOptionsBool(
-      "-ts_trajectory_rewind_resume",
-      "Make the run survive a kill (durable checkpoints and a manifest in "
-      "-ts_trajectory_dirname), and go on from those of a killed run with the same options",
-      "TSTrajectoryRewindSetResume", o.resume, &o.resume, NULL));
-  PetscCall(PetscOptionsInt(
-      "-ts_trajectory_rewind_resume_interval",
-      "Steps between durable states of a resumable run (0: the smallest the disk budget allows)",
-      "TSTrajectoryRewindSetResume", o.resume_interval, &o.resume_interval, NULL));
-  PetscCall(PetscOptionsBool(
-      "-ts_trajectory_rewind_recompute_solves",
-      "Let a TSSolve continue a run whose earlier solves are not held whole: their steps are run "
-      "again in the adjoint, right only if the program changes nothing between its TSSolve calls",
-      "TSTrajectoryRewindSetRecomputeSolves", o.recompute_solves, &o.recompute_solves, NULL));
-  PetscOptionsHeadEnd();
-  if (flg) {
-    PetscCheck(schedule::ScheduleRegistry::instance().contains(schedule), comm,
-               PETSC_ERR_ARG_UNKNOWN_TYPE,
+  if (t.schedule_set) {
+    const auto& registry = schedule::ScheduleRegistry::instance();
+    PetscCheck(registry.contains(t.schedule), comm, PETSC_ERR_ARG_UNKNOWN_TYPE,
                "-ts_trajectory_rewind_schedule %s is not a rewind schedule; choose one of: %s",
-               schedule, names.c_str());
-    o.schedule = schedule;
+               t.schedule, registry.names().c_str());
+    o.schedule = t.schedule;
   }
   PetscCheck(o.max_cps_ram == -1 || o.max_cps_ram >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_max_cps_ram must be >= 1 (it counts the checkpoint of the initial "
@@ -157,8 +152,8 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
              "-ts_trajectory_max_cps_disk must be >= 0, or -1 for unlimited, got %" PetscInt_FMT,
              o.max_cps_disk);
   for (auto [name, text, out, given] :
-       {std::tuple{"-ts_trajectory_rewind_write_cost", write_cost, &o.write_cost, write_set},
-        std::tuple{"-ts_trajectory_rewind_read_cost", read_cost, &o.read_cost, read_set}}) {
+       {std::tuple{"-ts_trajectory_rewind_write_cost", t.write_cost, &o.write_cost, t.write_set},
+        std::tuple{"-ts_trajectory_rewind_read_cost", t.read_cost, &o.read_cost, t.read_set}}) {
     if (!given) continue;
     char* end = nullptr;
     const double v = std::strtod(text, &end);
@@ -172,8 +167,29 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       *out = v;
     }
   }
-  PetscCall(check_bytes(comm, "-ts_trajectory_rewind_max_staged_bytes", o.max_staged_bytes, 1));
-  PetscCall(check_bytes(comm, "-ts_trajectory_rewind_ram_bytes", o.ram_bytes, 0, "no byte budget"));
+  PetscCall(parse_bytes(comm, "-ts_trajectory_rewind_max_staged_bytes", t.staged, t.staged_set, 1,
+                        nullptr, o.max_staged_bytes));
+  PetscCall(parse_bytes(comm, "-ts_trajectory_rewind_ram_bytes", t.ram_bytes, t.ram_bytes_set, 0,
+                        "no byte budget", o.ram_bytes));
+  if (t.recompute_set) {
+    char* end = nullptr;
+    const double v = std::strtod(t.recompute, &end);
+    PetscCheck(end != t.recompute && *end == '\0' && std::isfinite(v) && v >= 0, comm,
+               PETSC_ERR_ARG_OUTOFRANGE,
+               "-ts_trajectory_rewind_recompute_warning must be a number >= 0 (a multiple of the "
+               "steps; 0: never warn), got '%s'",
+               t.recompute);
+    o.recompute_warning = v;
+  }
+  if (t.tolerance_set) {  // its range is checked when the run plans (with -..._verify)
+    char* end = nullptr;
+    const double v = std::strtod(t.tolerance, &end);
+    PetscCheck(end != t.tolerance && *end == '\0', comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-ts_trajectory_rewind_verify_tolerance must be a number (relative to a state's "
+               "norm; 0: the same bits), got '%s'",
+               t.tolerance);
+    o.verify_tolerance = v;
+  }
   PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_steps must be >= 0 (0: count the steps), got %" PetscInt_FMT,
              o.steps);
@@ -181,6 +197,101 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
              "-ts_trajectory_rewind_resume_interval must be >= 0 (0: from the disk budget), got "
              "%" PetscInt_FMT,
              o.resume_interval);
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+
+PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
+  Texts t;
+  PetscFunctionBegin;
+  for (const char* name :
+       {"-ts_trajectory_max_cps_ram", "-ts_trajectory_max_cps_disk", "-ts_trajectory_rewind_steps",
+        "-ts_trajectory_rewind_resume_interval"}) {
+    PetscCall(check_integer_text(PetscOptionsObject, name, comm));
+  }
+  PetscOptionsHeadBegin(PetscOptionsObject, "rewind trajectory options (adjoint checkpointing)");
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_max_cps_ram", "Checkpoints in RAM (-1: no budget, store every step)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_ram, &o.max_cps_ram, NULL));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_max_cps_disk", "Checkpoints on disk in parallel HDF5 (-1: unlimited)",
+      "TSTrajectoryRewindSetMaxCheckpoints", o.max_cps_disk, &o.max_cps_disk, NULL));
+  PetscCall(PetscStrncpy(t.schedule, o.schedule.c_str(), sizeof t.schedule));
+  const std::string help = "Checkpoint schedule: " + schedule::ScheduleRegistry::instance().names();
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_schedule", help.c_str(),
+                               "TSTrajectoryRewindSetSchedule", t.schedule, t.schedule,
+                               sizeof t.schedule, &t.schedule_set));
+  // std::snprintf, not PETSc's, which writes 1 as "1.".
+  std::snprintf(t.write_cost, sizeof t.write_cost, "%g", (double)o.write_cost);
+  std::snprintf(t.read_cost, sizeof t.read_cost, "%g", (double)o.read_cost);
+  if (o.write_cost < 0) PetscCall(PetscStrncpy(t.write_cost, "auto", sizeof t.write_cost));
+  if (o.read_cost < 0) PetscCall(PetscStrncpy(t.read_cost, "auto", sizeof t.read_cost));
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_write_cost",
+                               "Cost of one disk checkpoint write in forward steps, or auto "
+                               "(measured against the second step, the default)",
+                               "TSTrajectoryRewindSetCosts", t.write_cost, t.write_cost,
+                               sizeof t.write_cost, &t.write_set));
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_read_cost",
+                               "Cost of one disk checkpoint read in forward steps, or auto "
+                               "(measured against the second step, the default)",
+                               "TSTrajectoryRewindSetCosts", t.read_cost, t.read_cost,
+                               sizeof t.read_cost, &t.read_set));
+  PetscCall(PetscOptionsBool("-ts_trajectory_rewind_async",
+                             "Write and read disk checkpoints on a background thread",
+                             "TSTrajectoryRewindSetAsync", o.async, &o.async, NULL));
+  // Byte counts are read as text so that -help shows them whole (a real prints as 2.68435e+08).
+  PetscCall(PetscStrncpy(t.staged, bytes_text(o.max_staged_bytes).c_str(), sizeof t.staged));
+  PetscCall(PetscStrncpy(t.ram_bytes, bytes_text(o.ram_bytes).c_str(), sizeof t.ram_bytes));
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_max_staged_bytes",
+      "Bytes a rank may hold in staging buffers for disk writes not yet done and reads done "
+      "ahead (with -ts_trajectory_rewind_async; default 268435456, 256 MiB)",
+      "TSTrajectoryRewindSetMaxStagedBytes", t.staged, t.staged, sizeof t.staged, &t.staged_set));
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_ram_bytes",
+                               "RAM budget for checkpoints in bytes (0: none)",
+                               "TSTrajectoryRewindSetRAMBytes", t.ram_bytes, t.ram_bytes,
+                               sizeof t.ram_bytes, &t.ram_bytes_set));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_rewind_steps",
+      "The step count, for fixed-step runs whose count TS cannot predict (0: count it)",
+      "TSTrajectoryRewindSetSteps", o.steps, &o.steps, NULL));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_verify",
+      "Check every recomputed state against the forward run (a hash a state; an error, not a "
+      "wrong gradient, when they differ)",
+      "TSTrajectoryRewindSetVerify", o.verify, &o.verify, NULL));
+  // Read as text, as the byte counts below: -help then shows its default as 0, not 0.
+  std::snprintf(t.tolerance, sizeof t.tolerance, "%g", (double)o.verify_tolerance);
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_verify_tolerance",
+      "With the replay check: accept a recomputed state that differs from the forward run's by "
+      "at most this much relative to its norm (0: the same bits)",
+      "TSTrajectoryRewindSetVerifyTolerance", t.tolerance, t.tolerance, sizeof t.tolerance,
+      &t.tolerance_set));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_resume",
+      "Make the run survive a kill (durable checkpoints and a manifest in "
+      "-ts_trajectory_dirname), and go on from those of a killed run with the same options",
+      "TSTrajectoryRewindSetResume", o.resume, &o.resume, NULL));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_rewind_resume_interval",
+      "Steps between durable states of a resumable run (0: the smallest the disk budget allows)",
+      "TSTrajectoryRewindSetResume", o.resume_interval, &o.resume_interval, NULL));
+  std::snprintf(t.recompute, sizeof t.recompute, "%g", (double)o.recompute_warning);
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_recompute_warning",
+      "Warn (once, rank 0) when the plan recomputes more than this many times the steps it "
+      "reverses, naming the RAM budget that would not (0: never)",
+      "TSTrajectoryRewindSetRecomputeWarning", t.recompute, t.recompute, sizeof t.recompute,
+      &t.recompute_set));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_recompute_solves",
+      "Let a TSSolve continue a run whose earlier solves are not held whole: their steps are run "
+      "again in the adjoint, right only if the program changes nothing between its TSSolve calls",
+      "TSTrajectoryRewindSetRecomputeSolves", o.recompute_solves, &o.recompute_solves, NULL));
+  PetscOptionsHeadEnd();
+  PetscCall(check_options(o, t, comm));
   PetscFunctionReturn(0);
 }
 

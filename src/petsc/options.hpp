@@ -28,6 +28,9 @@ struct Options {
   /// killed before goes on from them (docs/resume.md, "PETSc").
   PetscBool resume = PETSC_FALSE;
   PetscInt resume_interval = 0;  ///< steps between durable states (0: from the disk budget)
+  /// A plan that recomputes more than this many times the steps it reverses is warned about,
+  /// once, naming the RAM budget that would not (0: never warn).
+  PetscReal recompute_warning = 10.0;
   /// A TSSolve may continue a run whose segments are not held whole: their steps are run again
   /// in the adjoint, which is right only if the program changes nothing between its TSSolve
   /// calls (the replay check stops a run whose recomputation differs).
@@ -42,6 +45,15 @@ struct Options {
 /// 1e18, got <bytes>". `zero`, if given, says what 0 means.
 PetscErrorCode check_bytes(MPI_Comm comm, const char* what, PetscReal bytes, int least,
                            const char* zero = nullptr);
+
+/// "268435456": a byte count as the whole number it is (PETSc prints reals as 2.68435e+08).
+std::string bytes_text(PetscReal bytes);
+
+/// Marks the trajectory options rewind reads (and PETSc's own -ts_trajectory_* ones) used in
+/// the options database, so that an error raised before PETSc reads them (-ts_trajectory_view
+/// is read only after TSAdjointSolve) is not followed by "Option left: -ts_trajectory_view",
+/// which reads like a typo. Not collective.
+PetscErrorCode mark_options_used(TSTrajectory tj);
 
 /// Reads the options block of TSSetFromOptions into `options`; errors name the option and the
 /// fix. Collective on `comm`.

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
+#include <filesystem>
 
 #include "check.hpp"
 #include "private_access.hpp"
+#include "resume_identity.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/storage/sealed_blocks.hpp"
 
@@ -19,78 +20,6 @@ namespace {
 using comm::agree;
 using comm::capture;
 using engine::Field;
-
-// Options that change what a run writes on the screen, or how the trajectory keeps its
-// checkpoints, not its results (every schedule and budget gives the same bits): left out of a
-// resumable run's identity, so that a job re-submitted with a monitor more, or more RAM, still
-// resumes. The disk budget stays in: it places the durable states.
-bool not_identity(const std::string& name) {
-  static const char* const prefixes[] = {"-ts_trajectory_rewind_resume",
-                                         "-ts_trajectory_max_cps_ram",
-                                         "-ts_trajectory_solution_only",
-                                         "-ts_trajectory_rewind_schedule",
-                                         "-ts_trajectory_rewind_ram_bytes",
-                                         "-ts_trajectory_rewind_write_cost",
-                                         "-ts_trajectory_rewind_read_cost",
-                                         "-ts_trajectory_rewind_verify",
-                                         "-ts_trajectory_monitor",
-                                         "-ts_trajectory_view",
-                                         "-ts_trajectory_rewind_async",
-                                         "-ts_trajectory_rewind_max_staged_bytes",
-                                         "-log_",
-                                         "-ts_monitor",
-                                         "-ts_adjoint_monitor",
-                                         "-ts_view",
-                                         "-ts_adjoint_view",
-                                         "-snes_monitor",
-                                         "-ksp_monitor",
-                                         "-snes_converged_reason",
-                                         "-ksp_converged_reason",
-                                         "-snes_view",
-                                         "-ksp_view",
-                                         "-viewer_",
-                                         "-options_",
-                                         "-help",
-                                         "-dll_append",
-                                         "-malloc",
-                                         "-info",
-                                         "-history",
-                                         "-on_error_",
-                                         "-checkstack"};
-  if (name == "-ts_trajectory_rewind_resume_interval") return false;
-  for (const char* p : prefixes) {
-    if (name.rfind(p, 0) == 0) return true;
-  }
-  return false;
-}
-
-bool is_option_name(const std::string& token) {
-  return token.size() > 1 && token[0] == '-' && !(token[1] >= '0' && token[1] <= '9') &&
-         token[1] != '.';
-}
-
-// "program <name> <hash of its executable>": another program (or the same one built again
-// from other sources) is another problem, though its options be the same. Read once.
-const std::string& program() {
-  static const std::string id = [] {
-    char name[PETSC_MAX_PATH_LEN] = "";
-    PetscGetProgramName(name, sizeof name);
-    std::string bytes;
-    if (std::FILE* f = std::fopen("/proc/self/exe", "rb")) {
-      char buffer[1 << 16];
-      std::size_t got = 0;
-      while ((got = std::fread(buffer, 1, sizeof buffer, f)) > 0) bytes.append(buffer, got);
-      std::fclose(f);
-    }
-    char hash[32];
-    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(bytes));
-    std::string base = name;  // the same program started by another path is the same
-    base =
-        base.substr(base.find_last_of('/') == std::string::npos ? 0 : base.find_last_of('/') + 1);
-    return "program " + base + " " + (bytes.empty() ? "unread" : hash);
-  }();
-  return id;
-}
 
 void mark_changed(Vec v) {
   PetscScalar* a = nullptr;
@@ -146,8 +75,8 @@ void ResumableSolve::refuse_unsupported(TSTrajectory tj, TS ts, const Options& o
   if (detail::exact_final_time(ts) == TS_EXACTFINALTIME_INTERPOLATE) {
     refuse(
         "TSSolve interpolates its final state (-ts_exact_final_time interpolate) from the last "
-        "step's stages, which a run resumed after its first sweep does not have; use matchstep "
-        "or stepover");
+        "step's stages, which a run resumed after its first sweep does not have; give "
+        "-ts_exact_final_time matchstep (or stepover)");
   }
   {
     PetscInt order = 0;
@@ -202,13 +131,20 @@ void ResumableSolve::place_intervals(const Options& o) {
   // ceil(n / interval) durable states, x_n and an adjoint state.
   const PetscInt durable = ceil_div(steps, interval_) + 2;
   if (o.max_cps_disk > 0 && durable > o.max_cps_disk) {
+    // The interval that fits (as 0 makes it), if the disk budget holds 4; or the budget that
+    // holds this interval's durable states.
+    std::string fix = "-ts_trajectory_max_cps_disk " + std::to_string(durable);
+    if (o.max_cps_disk >= 4) {
+      fix = "-ts_trajectory_rewind_resume_interval " +
+            std::to_string(ceil_div(steps, o.max_cps_disk - 2)) + " (or 0, which chooses it), or " +
+            fix;
+    }
     refuse("-ts_trajectory_rewind_resume_interval " + std::to_string(interval_) + " makes " +
            std::to_string(durable) + " durable checkpoints over " + std::to_string(steps) +
            (adaptive_ ? " steps (-ts_max_steps, with adaptive steps)" : " steps") +
            " (x_0 and every interval, x_n and an adjoint state), more than "
            "-ts_trajectory_max_cps_disk " +
-           std::to_string(o.max_cps_disk) +
-           ": raise the interval (or 0 for the smallest that fits) or the disk budget");
+           std::to_string(o.max_cps_disk) + ": give " + fix);
   }
 }
 
@@ -244,6 +180,31 @@ void ResumableSolve::size_buffers(MPI_Comm comm) {
   }
 }
 
+void note_resume_files(TSTrajectory tj, TS ts, const Options& o) {
+  const char* dir = detail::dirname(tj);
+  if (!dir || o.max_cps_disk == 0) return;
+  PetscMPIInt rank = 0;
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  REWIND_PETSC(MPI_Comm_rank(comm, &rank));
+  if (rank != 0) return;
+  const std::string manifest = engine::resume_manifest_path(dir, "ts");
+  std::error_code ec;
+  if (!std::filesystem::exists(manifest, ec)) return;
+  if (engine::resume_run_live(dir, "ts")) {  // its lock is held: a job that has not ended
+    std::fprintf(stderr,
+                 "rewind: '%s' lists the checkpoints of a resumable run that is live (another "
+                 "job, still running, holds '%s.lock'); this run starts at x_0 with checkpoint "
+                 "files of its own and leaves that run's files alone\n",
+                 manifest.c_str(), manifest.c_str());
+    return;
+  }
+  std::fprintf(stderr,
+               "rewind: '%s' lists a killed resumable run's checkpoints; this run does not "
+               "resume it (-ts_trajectory_rewind_resume), starts at x_0 with checkpoint files of "
+               "its own, and leaves the killed run's files as they are\n",
+               manifest.c_str());
+}
+
 ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
                                std::shared_ptr<engine::Stores> stores, TsStepper& stepper,
                                StepLog& log, PetscInt steps)
@@ -264,41 +225,15 @@ ResumableSolve::ResumableSolve(TSTrajectory tj, TS ts, const Options& o,
   settings.verify = true;
   settings.steps = steps_;
   settings.interval = interval_;
+  settings.elsewhere = "another -ts_trajectory_dirname";
   durable_ = std::make_unique<engine::DurableLog>(std::move(stores), settings, state_fields(),
                                                   std::vector<Field>{});
 }
 
 ResumableSolve::~ResumableSolve() = default;
 
-// The program (its name and a hash of its executable), its options (sorted; those that do not
-// change results left out) and the integrator: a killed run of another command is not resumed.
 std::string ResumableSolve::identity() const {
-  char* all = nullptr;
-  REWIND_PETSC(PetscOptionsGetAll(nullptr, &all));
-  std::vector<std::string> tokens;
-  {
-    std::string text = all ? all : "";
-    PetscFree(all);
-    std::size_t at = 0;
-    while (at < text.size()) {
-      const std::size_t end = std::min(text.find(' ', at), text.size());
-      if (end > at) tokens.push_back(text.substr(at, end - at));
-      at = end + 1;
-    }
-  }
-  std::vector<std::string> options;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (!is_option_name(tokens[i])) continue;
-    std::string option = tokens[i];
-    while (i + 1 < tokens.size() && !is_option_name(tokens[i + 1])) option += " " + tokens[++i];
-    if (!not_identity(option.substr(0, option.find(' ')))) options.push_back(option);
-  }
-  std::sort(options.begin(), options.end());
-  TSType type = nullptr;
-  REWIND_PETSC(TSGetType(ts_, &type));
-  std::string out = program() + "; PETSc TS " + (type ? type : "?") + ";";
-  for (const std::string& option : options) out += " " + option;
-  return out;
+  return resume_identity(ts_);
 }
 
 std::vector<Field> ResumableSolve::state_fields() {

@@ -30,6 +30,9 @@ namespace rwd::petsc {
 /// Refuses, on every rank, -ts_trajectory_rewind_resume or its interval set differently on
 /// different ranks, naming the option. Collective; before a run takes one way or the other.
 void agree_resume_options(MPI_Comm comm, const Options& options);
+/// A run that is not resumable says so (rank 0, stderr) when the directory holds a resumable
+/// run's manifest: a live job's (its lock is held) or a killed run's; it leaves either alone.
+void note_resume_files(TSTrajectory tj, TS ts, const Options& options);
 
 class ResumableSolve {
  public:

@@ -113,11 +113,22 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   r.verify = o.verify == PETSC_TRUE;
   r.verify_tolerance = o.verify_tolerance;
   r.names = option_names();
+  // Locating an event splits steps: no step count can be given (and schedules are online).
+  // With adaptive steps, a step count given is the user's, and can be taken back.
+  if (detail::has_events(ts)) {
+    r.names.give_steps.clear();
+  } else if (adapts_step_size(ts)) {
+    r.names.online_schedule =
+        "an online schedule with no count (-ts_trajectory_rewind_steps 0 and "
+        "-ts_trajectory_rewind_schedule online, dynamic or auto)";
+  }
 
   engine::StoresConfig& s = out.stores;
   s.store.comm = PetscObjectComm((PetscObject)ts);
   s.store.directory = dir;
-  s.store.keep_files = detail::keep_files(tj);
+  // A resumable run keeps nothing more (docs/resume.md): what a resume needs is what a killed
+  // run leaves, and the run that ends removes its durable files, store file included.
+  s.store.keep_files = detail::keep_files(tj) && !o.resume;
   s.store.label = "ts";
   s.store.async_io = o.async == PETSC_TRUE;
   s.store.max_staged_bytes = static_cast<std::int64_t>(o.max_staged_bytes);

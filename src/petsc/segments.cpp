@@ -6,6 +6,8 @@
 
 #include "check.hpp"
 #include "log_events.hpp"
+#include "recompute_warning.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/engine/room.hpp"
 #include "solve_run.hpp"
 
@@ -33,13 +35,30 @@ bool roomy(const engine::StoresConfig& capacity, const engine::Claim& free,
   return true;
 }
 
-}  // namespace
-
-const std::string kRoomAdvice =
+const char kKeeps[] =
     "Until its adjoint, each segment keeps at least 2 checkpoints (its first state and its last "
     "step's data; a segment planned as store-all keeps all of them): raise "
-    "-ts_trajectory_max_cps_ram, or give disk checkpoints (-ts_trajectory_max_cps_disk with "
-    "-ts_trajectory_dirname), where segments spill to";
+    "-ts_trajectory_max_cps_ram";
+const char kSpill[] =
+    "or give disk checkpoints for ended segments to spill to (-ts_trajectory_max_cps_disk -1, or "
+    "a count, with -ts_trajectory_dirname)";
+
+}  // namespace
+
+const std::string kRoomAdvice = std::string(kKeeps) + ", " + kSpill;
+
+std::string room_advice(std::size_t ended) {
+  return std::string(kKeeps) + " to at least 2k + 1 = " + std::to_string(2 * ended + 1) +
+         " for the k = " + std::to_string(ended) +
+         " segment(s) ended so far (each later event needs 2 more; a TSSolve that continues the "
+         "run keeps its solves' steps whole, so more), " +
+         kSpill;
+}
+
+std::string cause_of(const Error& e) {
+  const std::string text = e.what();
+  return text.substr(0, text.find("; "));
+}
 
 namespace {
 
@@ -180,13 +199,26 @@ void Segments::plan(Segment& segment, RunConfig config) {
   } catch (const Error& e) {
     PetscLogEventEnd(log_events().plan, 0, 0, 0, 0);
     if (first || e.code() != ErrorCode::InvalidArgument) throw;
+    // With nothing left, why no schedule fits adds nothing (and its advice is for the budget
+    // as a whole, which the advice here replaces).
+    const std::string why = p.ram == 0 && p.disk == 0 ? std::string() : " (" + cause_of(e) + ")";
     throw Error(e.code(), note(segment.first) + " is planned with what the " +
                               std::to_string(list_.size() - 1) +
                               " segment(s) before it leave of the budget: " + count(p.ram) +
                               " RAM and " + count(p.disk) + " disk checkpoints, too few. " +
-                              kRoomAdvice + " (" + e.what() + ")");
+                              room_advice(list_.size() - 1) + why);
   }
   REWIND_PETSC(PetscLogEventEnd(log_events().plan, 0, 0, 0, 0));
+  // Said once a trajectory, on rank 0 (every rank plans the same; only one looks for a better
+  // budget).
+  if (!carry_.recompute_warned && comm::comm_rank(config.stores.store.comm) == 0) {
+    const std::string warning =
+        recompute_warning(segment.recording->plan(), config.recording, carry_.options);
+    if (!warning.empty()) {
+      carry_.recompute_warned = true;
+      std::fputs(warning.c_str(), stderr);
+    }
+  }
   // Kept only once the recording exists, so a failed plan leaves the last run's report intact.
   if (first) {
     carry_.report.planned = true;
@@ -229,7 +261,7 @@ void Segments::end(PetscInt at, bool park) {
     throw Error(e.code(), note(s.first) + " ends at step " + std::to_string(at) +
                               " (an event) and keeps its first state and its last step's data "
                               "until its adjoint, but the budget has no room left for them. " +
-                              kRoomAdvice + " (" + e.what() + ")");
+                              room_advice(list_.size()) + " (" + cause_of(e) + ")");
   }
 }
 

@@ -26,6 +26,12 @@ struct Carry;
 
 /// What a user can do when segments fill the budget.
 extern const std::string kRoomAdvice;
+/// kRoomAdvice with the RAM budget `ended` ended segments need at least (2 each, and 1 for the
+/// segment after them).
+std::string room_advice(std::size_t ended);
+/// What an engine error says happened, without its advice (engine messages read "<what>; <what
+/// to change>", in the terms of the C++ API), for a message whose advice is the PETSc user's.
+std::string cause_of(const Error& e);
 
 struct Segment {
   PetscInt first = 0;  ///< the TS step number of the recording's x_0

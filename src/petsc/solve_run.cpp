@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -70,11 +69,14 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
                         " needs the step count in advance, and " +
                         (detail::has_events(ts)
                              ? "this TS has an event handler: locating an event splits steps, "
-                               "and rewind starts a new segment at each event"
-                             : "this TS adapts its step size") +
-                        ", so no step count is known before the run; choose an online schedule "
-                        "(online, dynamic) or auto (or give the count: "
-                        "-ts_trajectory_rewind_steps)");
+                               "and rewind starts a new segment at each event, so no step "
+                               "count is known before the run; choose an online schedule "
+                               "(-ts_trajectory_rewind_schedule online or dynamic) or auto"
+                             : "this TS adapts its step size, so no step count is known before "
+                               "the run; choose an online schedule "
+                               "(-ts_trajectory_rewind_schedule online or dynamic) or auto, or "
+                               "a fixed step size (-ts_adapt_type none), or give the exact "
+                               "count the adaptive run takes (-ts_trajectory_rewind_steps)"));
       }
     }
   }
@@ -93,7 +95,7 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
     start_resumable();
     return;
   }
-  note_killed_run();
+  note_resume_files(tj, ts, o);
   segments_.add(0);
   // Measured disk costs are in units of a step: with no step timed yet, keep x_0 aside and
   // plan once a step has been timed (plan_when_timed()).
@@ -317,7 +319,7 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
                             "state and last stages had to be kept when its TSSolve ended (the "
                             "program may change its model before the next), and the budget had "
                             "no room left for them. " +
-                            kRoomAdvice + " (" + e.what() + ")");
+                            kRoomAdvice + " (" + cause_of(e) + ")");
       }
     }
     forward_ended_ = true;
@@ -440,23 +442,6 @@ void SolveRun::abandon() {
   durable_->finish();
 }
 
-void SolveRun::note_killed_run() {
-  const char* dir = detail::dirname(tj_);
-  if (!dir || carry_.options.max_cps_disk == 0) return;
-  PetscMPIInt rank = 0;
-  MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
-  REWIND_PETSC(MPI_Comm_rank(comm, &rank));
-  if (rank != 0) return;
-  const std::string manifest = engine::resume_manifest_path(dir, "ts");
-  std::error_code ec;
-  if (!std::filesystem::exists(manifest, ec)) return;
-  std::fprintf(stderr,
-               "rewind: '%s' lists a killed resumable run's checkpoints; this run does not "
-               "resume it (-ts_trajectory_rewind_resume), starts at x_0 with checkpoint files of "
-               "its own, and leaves the killed run's files as they are\n",
-               manifest.c_str());
-}
-
 void SolveRun::start_resumable() {
   const Options& o = carry_.options;
   if (carry_.shared_stores) {
@@ -476,6 +461,7 @@ void SolveRun::start_resumable() {
   RunConfig config = make_run_config(tj_, ts_, o, n, {0.0, "none"});
   segments_.stores_for(config.stores);
   durable_ = std::make_unique<ResumableSolve>(tj_, ts_, o, carry_.stores, *stepper_, log_, n);
+  carry_.report.resume_interval = durable_->interval();  // for a view before the run ends
   const ResumableSolve::From from = durable_->open();
   MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
   const PetscInt at = durable_->resumed_at();

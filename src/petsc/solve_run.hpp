@@ -71,7 +71,8 @@ struct Carry {
   /// `stores` belong to someone else (an ensemble's group): kept whatever the options say, and
   /// never closed by a run.
   bool shared_stores = false;
-  double step_seconds = 0.0;  ///< mean first-sweep step of the last run, 0 if none
+  double step_seconds = 0.0;      ///< mean first-sweep step of the last run, 0 if none
+  bool recompute_warned = false;  ///< the recomputation warning was given (once a trajectory)
   RunReport report;
 };
 
@@ -121,9 +122,6 @@ class SolveRun {
   /// is known to need no step run again (or -ts_trajectory_rewind_recompute_solves).
   void before_step();
   // ---- a resumable run (-ts_trajectory_rewind_resume): one recording an interval -----------
-  /// A run that is not resumable says so when the directory holds a killed resumable run's
-  /// manifest (and leaves it alone).
-  void note_killed_run();
   /// At set(0): reads the manifest there may be and puts the TS where the run goes on from.
   void start_resumable();
   /// The steps of the interval from `first`.

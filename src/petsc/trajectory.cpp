@@ -201,6 +201,7 @@ PetscErrorCode setfromoptions_op(TSTrajectory tj, detail::OptionItems items) {
 
 PetscErrorCode setup_op(TSTrajectory tj, TS) {
   PetscFunctionBegin;
+  PetscCall(mark_options_used(tj));
   PetscCall(tidy_on_error(tj, make_dirname(tj)));
   PetscFunctionReturn(0);
 }
@@ -209,6 +210,8 @@ PetscErrorCode create(TSTrajectory tj, TS) {
   PetscFunctionBegin;
   PetscCallCXX(detail::set_data(tj, new Trajectory()));
   detail::set_ops(tj, {set_op, get_op, view, reset_op, destroy_op, setfromoptions_op, setup_op});
+  // Before any option is checked: an error then is not followed by "Option left" for them.
+  PetscCall(mark_options_used(tj));
   PetscFunctionReturn(0);
 }
 
@@ -292,6 +295,18 @@ PetscErrorCode TSTrajectoryRewindSetAsync(TSTrajectory tj, PetscBool async) {
 PetscErrorCode TSTrajectoryRewindSetVerify(TSTrajectory tj, PetscBool verify) {
   PetscFunctionBegin;
   if (is_rewind(tj)) options(tj).verify = verify;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory tj, PetscReal multiple) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(multiple >= 0 && multiple < PETSC_INFINITY, PetscObjectComm((PetscObject)tj),
+             PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetRecomputeWarning: the multiple must be a number >= 0 (0: never "
+             "warn), got %g",
+             (double)multiple);
+  options(tj).recompute_warning = multiple;
   PetscFunctionReturn(0);
 }
 

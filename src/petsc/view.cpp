@@ -60,6 +60,23 @@ PetscErrorCode view_other_costs(PetscViewer viewer, const RunReport& r) {
 PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& o) {
   const auto& p = r.plan.params;
   PetscFunctionBegin;
+  if (o.resume) {
+    // The disk holds the durable states; each interval is planned in RAM alone, so no disk cost
+    // enters a plan and no plan uses the disk budget.
+    const std::string every =
+        r.resume_interval > 0 ? " one every " + std::to_string(r.resume_interval) + " steps," : "";
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    resumable: the disk budget holds the durable states (x_0,%s x_n and the adjoint "
+        "state; docs/resume.md, \"PETSc\"); each interval between them is planned in the RAM "
+        "budget (%s), so disk costs are not used\n",
+        every.c_str(), r.plan.schedule.c_str()));
+    if (r.plan.stores_pullback) {
+      PetscCall(PetscViewerASCIIPrintf(
+          viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
+    }
+    PetscFunctionReturn(0);
+  }
   char costs[96];  // std::snprintf, not PETSc's, which writes 1 as "1."
   std::snprintf(costs, sizeof costs, "write %g, read %g", (double)p.write_cost,
                 (double)p.read_cost);
@@ -102,6 +119,8 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
                             const std::string& ram, const std::string& disk) {
   PetscFunctionBegin;
   const auto& s = r.stats;
+  // A resumable run's disk checkpoints are its durable states (no interval plan uses the disk).
+  const char* disk_holds = r.resume_interval > 0 ? " (durable states and adjoint states)" : "";
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
       (long long)s.steps, (long long)s.forward_steps, (long long)s.recomputed(),
@@ -111,9 +130,9 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
       (long long)s.ram.writes, (long long)s.ram.reads, (long long)s.ram.peak, ram.c_str(),
       mib((double)s.ram.peak_bytes).c_str()));
   PetscCall(PetscViewerASCIIPrintf(
-      viewer, "    disk checkpoints: %lld written, %lld read, peak %lld (budget %s), peak %s\n",
-      (long long)s.disk.writes, (long long)s.disk.reads, (long long)s.disk.peak, disk.c_str(),
-      mib((double)s.disk.peak_bytes).c_str()));
+      viewer, "    disk checkpoints%s: %lld written, %lld read, peak %lld (budget %s), peak %s\n",
+      disk_holds, (long long)s.disk.writes, (long long)s.disk.reads, (long long)s.disk.peak,
+      disk.c_str(), mib((double)s.disk.peak_bytes).c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "    bytes written: RAM %s, disk %s (this rank)\n",
                                    mib((double)s.ram.bytes_written).c_str(),
                                    mib((double)s.disk.bytes_written).c_str()));

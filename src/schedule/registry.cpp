@@ -89,7 +89,7 @@ std::string ScheduleRegistry::choose(const ScheduleParams& params) const {
     }
     throw Error(ErrorCode::InvalidArgument,
                 "auto: the step count is not known in advance and no online schedule accepts " +
-                    describe(params) + "; give the step count" + why);
+                    describe(params) + ":" + why);
   }
   return choose_priced(params, params.ram).name;
 }
@@ -110,12 +110,13 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
     out.params = p;
     // The period it chose: the parameters then say all the schedule does.
     if (const std::int64_t k = schedule->period(); k > 0) out.params.period = k;
-    out.cost = simulate(*schedule, p, [&](const Action& a) {
-                 if (const auto* f = std::get_if<Forward>(&a)) {
-                   out.stores_pullback =
-                       out.stores_pullback || (f->write_pullback && f->level != Level::Work);
-                 }
-               }).cost;
+    const SimulationResult r = simulate(*schedule, p, [&](const Action& a) {
+      if (const auto* f = std::get_if<Forward>(&a)) {
+        out.stores_pullback = out.stores_pullback || (f->write_pullback && f->level != Level::Work);
+      }
+    });
+    out.cost = r.cost;
+    out.forward_steps = r.fwd_total;
     if (bound != nullptr && &p == &params) *bound = schedule->lower_bound();
   };
   PricedSchedule out;

@@ -154,7 +154,7 @@ cp "$work/manifest.saved" "$work/manifest.expected"
 start_paused --resume --kill-adjoint 45
 live_manifest=$(cat "$manifest")
 out=$(run "${common[@]}" --resume 2>&1) && fail "a live run was resumed by another job: $out"
-grep -q "a run with this label is live in this directory" <<<"$out" || fail "not refused as live: $out"
+grep -q "a resumable run is live in this directory" <<<"$out" || fail "not refused as live: $out"
 [ "$(cat "$manifest")" = "$live_manifest" ] || fail "the live run's manifest changed"
 kill_paused
 cp "$manifest" "$work/manifest.saved"

@@ -175,7 +175,7 @@ refused "the rank count was $np, is $((np + 1))" -n $((np + 1)) "${resumable[@]}
 name=$(basename "$exe")
 mkdir -p other && cp "$exe" other/ && printf 'another build' >>"other/$name"
 real_exe=$exe exe=$work/other/$name
-refused "the identity .*differs: only the killed run's has 'program $name [0-9a-f]+'; only this run's has 'program $name [0-9a-f]+'$" \
+refused "the identity .*differs: only the killed run's has 'program $name [0-9a-f]+'; only this run's has 'program $name [0-9a-f]+'\. Resume it with" \
   "${resumable[@]}"
 exe=$real_exe
 rm -rf other
@@ -183,7 +183,8 @@ rm -rf other
 start_paused adjoint:1
 live=$(cat ckpt/rewind-ts.resume)
 if run "${resumable[@]}"; then fail "a live run was resumed by another job"; fi
-grep -q "a run with this label is live in this directory" err.txt || fail "not refused as live: $(cat err.txt)"
+grep -q "a resumable run is live in this directory (a job that has not ended); wait for it to end, or give this run another -ts_trajectory_dirname" err.txt ||
+  fail "not refused as live: $(cat err.txt)"
 [ "$(cat ckpt/rewind-ts.resume)" = "$live" ] || fail "the live run's manifest changed"
 kill_paused
 # A changed manifest, and a damaged checkpoint.

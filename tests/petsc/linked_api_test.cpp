@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
   PetscCall(TSTrajectoryRewindSetSteps(tj, 0));
   PetscCall(TSTrajectoryRewindSetMaxStagedBytes(tj, 1 << 20));
   PetscCall(TSTrajectoryRewindSetResume(tj, PETSC_FALSE, 0));
+  PetscCall(TSTrajectoryRewindSetRecomputeWarning(tj, 20));
   PetscCall(rwd::testing::decay_solve(p, got));
   PetscCall(TSTrajectoryRewindGetSchedule(tj, &plan));
   const PetscBool bytes_ok =
@@ -141,7 +142,9 @@ int main(int argc, char** argv) {
                                 TSTrajectoryRewindSetMaxStagedBytes(tj, 0),
                                 TSTrajectoryRewindSetMaxStagedBytes(tj, 1e19),
                                 TSTrajectoryRewindSetSteps(tj, -1),
-                                TSTrajectoryRewindSetResume(tj, PETSC_TRUE, -1)};
+                                TSTrajectoryRewindSetResume(tj, PETSC_TRUE, -1),
+                                TSTrajectoryRewindSetRecomputeWarning(tj, -1),
+                                TSTrajectoryRewindSetRecomputeWarning(tj, PETSC_INFINITY)};
   PetscCall(PetscPopErrorHandler());
   for (const PetscErrorCode e : bad) {
     if (!e) ok = PETSC_FALSE;

@@ -19,6 +19,10 @@ namespace rwd::engine {
 
 /// Where a resumable run with this label keeps its manifest: `<directory>/rewind-<label>.resume`.
 std::string resume_manifest_path(const std::string& directory, const std::string& label);
+/// Whether a resumable run with this label is live in `directory` (another process holds its
+/// lock), as opposed to one that was killed or failed, whose manifest stays for a resume.
+/// Not collective.
+bool resume_run_live(const std::string& directory, const std::string& label);
 
 struct DurableSettings {
   std::string directory;  ///< where the manifest and the store's file are
@@ -28,6 +32,9 @@ struct DurableSettings {
   bool verify = true;     ///< check_replay() compares
   Step steps = 0;
   Step interval = 0;
+  /// How the user gives a run another place for its files, for messages ("give this run
+  /// <elsewhere>"; PETSc: another -ts_trajectory_dirname).
+  std::string elsewhere = "another label (StoreConfig::label) or directory";
 };
 
 /// Traffic of the durable states and adjoint states on this rank.

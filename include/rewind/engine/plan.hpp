@@ -34,6 +34,14 @@ struct SettingNames {
   std::string no_pullback = "RecordingConfig::pullback_checkpoints = false";
   std::string pullback_data = "pullback data";  ///< what the front end calls it (PETSc: stages)
   std::string steps = "RecordingConfig::params.steps";
+  /// How the user gives the step count a schedule needs in advance; empty when they cannot
+  /// (PETSc with events: locating an event splits steps), and messages then do not ask for it.
+  std::string give_steps = "RecordingConfig::params.steps";
+  /// How the user runs without a step count, with an online schedule; empty when they cannot
+  /// (PETSc with a fixed step: TS predicts the count and every schedule is given it).
+  std::string online_schedule =
+      "an online schedule (RecordingConfig::schedule online or dynamic) with "
+      "RecordingConfig::params.steps = 0";
   std::string verify_tolerance = "RecordingConfig::verify_tolerance";
   std::string verify = "RecordingConfig::verify";
   // The stores' settings (StoresConfig::store).
@@ -41,6 +49,11 @@ struct SettingNames {
   std::string async_io = "StoreConfig::async_io";
   std::string max_staged_bytes = "StoreConfig::max_staged_bytes";
 };
+
+/// What to do when a schedule needs a step count that is not known, or not the one planned
+/// for: "give the exact step count (<give_steps>) or choose <online_schedule>", without the
+/// parts the front end cannot do.
+std::string step_count_advice(const SettingNames& names);
 
 /// What a recording asks for.
 struct RecordingConfig {
@@ -93,6 +106,9 @@ struct Plan {
   schedule::ScheduleParams params;  ///< what the schedule is built from
   bool stores_pullback = false;     ///< it keeps pullback data outside the stepper's buffers
   std::optional<double> cost;       ///< the replayed cost, when the step count is known
+  /// The forward steps the replay ran (the first sweep's and every recomputation), when the
+  /// step count is known.
+  std::optional<std::int64_t> forward_steps;
   /// RAM slots as the budget gives them: for restart checkpoints, and for schedules that store
   /// pullback data (fewer when pullback data is larger, or none when it is not allowed).
   std::int64_t restart_slots = 0;

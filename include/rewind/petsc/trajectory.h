@@ -12,14 +12,23 @@
      -ts_trajectory_solution_only            never store stages (each adjoint step recomputes)
      -ts_trajectory_view / -ts_trajectory_monitor
      -ts_trajectory_rewind_schedule <name>   auto, revolve, storeall, periodic, ...
-     -ts_trajectory_rewind_write_cost <w>    disk write cost in forward steps, or auto (default 1)
-     -ts_trajectory_rewind_read_cost <r>     disk read cost in forward steps, or auto (default 1)
+     -ts_trajectory_rewind_write_cost <w>    disk write cost in forward steps, or auto (measured,
+                                             the default)
+     -ts_trajectory_rewind_read_cost <r>     disk read cost in forward steps, or auto (measured,
+                                             the default)
      -ts_trajectory_rewind_async <bool>      disk I/O on a background thread (default true)
+     -ts_trajectory_rewind_max_staged_bytes <b>  bytes of staging buffers a rank (default
+                                             268435456, 256 MiB)
      -ts_trajectory_rewind_ram_bytes <b>     RAM budget in bytes (caps max_cps_ram)
      -ts_trajectory_rewind_steps <n>         the step count, where TS cannot predict it
      -ts_trajectory_rewind_verify <bool>     check recomputed states against the forward run
                                              (default true; an error instead of a wrong
                                              gradient when they differ)
+     -ts_trajectory_rewind_resume <bool>     survive a kill, and resume a killed run
+     -ts_trajectory_rewind_resume_interval <n>  steps between durable states (0: from the disk
+                                             budget)
+     -ts_trajectory_rewind_recompute_warning <x>  warn when a plan recomputes more than x times
+                                             the steps it reverses (default 10; 0: never)
 
    Events (TSSetEventHandler) and a TSSolve that continues the step numbering split a run into
    segments, each planned with what the segments before it leave of the budget; see
@@ -65,6 +74,10 @@ PetscErrorCode TSTrajectoryRewindSetSteps(TSTrajectory, PetscInt steps);
 /* -ts_trajectory_rewind_resume and -ts_trajectory_rewind_resume_interval (0: from the disk
    budget). */
 PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, PetscInt interval);
+/* -ts_trajectory_rewind_recompute_warning: warn (once, rank 0, on stderr) when a plan recomputes
+   more than `multiple` times the steps it reverses, naming the RAM budget that would not (default
+   10; 0: never warn). */
+PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal multiple);
 
 /* A function told of every step of every rewind run in the process, on every rank: sweep is
    "forward" when the first sweep reached step `step` (before the trajectory stores anything of

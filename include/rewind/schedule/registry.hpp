@@ -36,7 +36,8 @@ struct PricedSchedule {
   std::string name;
   ScheduleParams params;
   double cost = 0.0;
-  bool stores_pullback = false;  ///< it keeps pullback data outside the working state
+  bool stores_pullback = false;    ///< it keeps pullback data outside the working state
+  std::int64_t forward_steps = 0;  ///< every forward step the replay ran, recomputations included
 };
 
 /// Name -> factory table. The built-in schedules are registered on first use.

@@ -81,8 +81,9 @@ struct DurableLog::Impl {
   void open() {
     // One live run a label and directory: a second job with the same settings is refused rather
     // than resuming (and then deleting) what the first is writing.
-    agree(comm_,
-          rank_ != 0 ? std::nullopt : capture([&] { lock_fd_ = lock_run(path_ + ".lock"); }));
+    agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
+            lock_fd_ = lock_run(path_ + ".lock", settings_.elsewhere);
+          }));
     std::string text;
     int exists = 0;
     agree(comm_, rank_ != 0 ? std::nullopt : capture([&] {
@@ -112,9 +113,8 @@ struct DurableLog::Impl {
               "' describes a run that was killed or failed, resumable from its "
               "checkpoints; this run is not told to resume it (ResumeConfig::resume; in PETSc "
               "-ts_trajectory_rewind_resume) and "
-              "will not overwrite it: resume it, give this run another label or "
-              "directory, or " +
-              removal_hint());
+              "will not overwrite it: resume it, give this run " +
+              settings_.elsewhere + ", or " + removal_hint());
     }
     long long length = static_cast<long long>(text.size());
     comm::mpi_check(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm_), "MPI_Bcast (resume manifest)");
@@ -136,9 +136,7 @@ struct DurableLog::Impl {
     if (!diff.empty()) {
       std::string what;
       for (const std::string& d : diff) what += (what.empty() ? "" : "; ") + d;
-      throw Error(
-          ErrorCode::InvalidArgument,
-          "resume: '" + path_ + "' was written for another problem, so it is not resumed: " + what);
+      throw another_problem(what);
     }
     // Every durable checkpoint it lists is read and checked before any is used.
     for (const ManifestEntry& e : saved.states) check_entry(e, saved.state, "state");
@@ -167,6 +165,15 @@ struct DurableLog::Impl {
     for (const std::string& name : links) {
       remove_file((std::filesystem::path(dir_) / name).string());
     }
+  }
+
+  // The refusal of a manifest of another problem, `what` naming the differences.
+  Error another_problem(const std::string& what) const {
+    return Error(ErrorCode::InvalidArgument,
+                 "resume: '" + path_ +
+                     "' was written for another problem, so it is not resumed: " + what +
+                     ". Resume it with the killed run's program and settings, give this run " +
+                     settings_.elsewhere + ", or " + removal_hint());
   }
 
   // "remove '<manifest>' and the rewind-<label>.resume-*.h5 files next to it to start again".
@@ -313,9 +320,7 @@ struct DurableLog::Impl {
       b.adjoint = now_.adjoint;
       std::string what;
       for (const std::string& d : differences(a, b)) what += (what.empty() ? "" : "; ") + d;
-      throw Error(
-          ErrorCode::InvalidArgument,
-          "resume: '" + path_ + "' was written for another problem, so it is not resumed: " + what);
+      throw another_problem(what);
     }
     m_.adjoint = now_.adjoint;
   }
@@ -455,6 +460,10 @@ struct DurableLog::Impl {
 
 std::string resume_manifest_path(const std::string& directory, const std::string& label) {
   return manifest_path(directory, label);
+}
+
+bool resume_run_live(const std::string& directory, const std::string& label) {
+  return is_locked(manifest_path(directory, label) + ".lock");
 }
 
 DurableLog::DurableLog(std::shared_ptr<Stores> stores, DurableSettings settings,

@@ -119,20 +119,27 @@ void hard_link(const std::string& from, const std::string& to) {
   }
 }
 
-int lock_run(const std::string& path) {
+int lock_run(const std::string& path, const std::string& elsewhere) {
   // The run that ends unlinks its lock file: a lock taken on a file that was unlinked (or
-  // replaced) meanwhile locks nothing, so it is taken again on the file the name holds now.
-  for (int attempt = 0; attempt < 100; ++attempt) {
+  // replaced) meanwhile locks nothing, so it is taken again on the file the name holds now. A
+  // lock held by is_locked() is let go at once: it is waited for, a second at most.
+  int busy = 0;
+  for (int attempt = 0; attempt < 200; ++attempt) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) fail("cannot create the lock", path, errno);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int e = errno;
       ::close(fd);
+      if (e == EWOULDBLOCK && ++busy < 100) {
+        ::usleep(10000);
+        continue;
+      }
       if (e == EWOULDBLOCK) {
         throw Error(ErrorCode::InvalidArgument,
                     "resume: another process holds '" + path +
-                        "': a run with this label is live in this directory; wait for it, or "
-                        "give this run another label or directory");
+                        "': a resumable run is live in this directory (a job that has not "
+                        "ended); wait for it to end, or give this run " +
+                        elsewhere);
       }
       fail("cannot lock", path, e);
     }
@@ -145,6 +152,14 @@ int lock_run(const std::string& path) {
     ::close(fd);
   }
   throw Error(ErrorCode::Io, "resume: the lock '" + path + "' keeps changing hands");
+}
+
+bool is_locked(const std::string& path) {
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (file.fd < 0) return false;
+  if (::flock(file.fd, LOCK_SH | LOCK_NB) != 0) return errno == EWOULDBLOCK;
+  ::flock(file.fd, LOCK_UN);
+  return false;
 }
 
 void remove_file(const std::string& path) {

@@ -27,9 +27,13 @@ std::string data_links_pattern(const std::string& label);
 void hard_link(const std::string& from, const std::string& to);
 /// Takes `path` (created if need be) with an exclusive advisory lock (flock) and returns its
 /// descriptor, held for as long as the run is live. Throws Error(InvalidArgument) when another
-/// process holds it: a live run with this label in this directory. Error(Io) with the OS's reason
-/// if the file cannot be made.
-int lock_run(const std::string& path);
+/// process holds it (for more than a second: is_locked() takes it for an instant): a live run
+/// with this label in this directory; the message ends "give this run <elsewhere>". Error(Io)
+/// with the OS's reason if the file cannot be made.
+int lock_run(const std::string& path, const std::string& elsewhere);
+/// Whether another process holds the lock `path` (a live run); false if there is no such file.
+/// Takes a shared lock for an instant when it is free, and never creates or removes the file.
+bool is_locked(const std::string& path);
 /// Removes the file if it exists; throws Error(Io) if it exists and cannot be removed.
 void remove_file(const std::string& path);
 /// The names in `directory` of every generation's link (`rewind-<label>.resume-<g>.h5`, exactly
