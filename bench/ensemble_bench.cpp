@@ -1296,7 +1296,9 @@ int bench(const Options& o) {
                  list.c_str());
   }
   if (!any && me == 0) {
-    std::printf("gradients: dynamic, static, ship, fused and costliest agree bitwise on every rank and rep\n");
+    std::printf(
+        "gradients: dynamic, static, ship, fused and costliest agree bitwise on every rank and "
+        "rep\n");
   }
   MPI_Comm_free(&s.group);
   MPI_Comm_free(&s.cross);

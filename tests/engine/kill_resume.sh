@@ -27,15 +27,8 @@ start_paused() {
   setsid "$mpiexec" -n 2 --oversubscribe "$app" "${common[@]}" --marker "$work/marker" "$@" \
     >"$work/killed.log" 2>&1 &
   paused=$!
-  local waited=0
-  until [ -e "$work/marker" ]; do
-    sleep 0.1
-    waited=$((waited + 1))
-    if [ $waited -gt 600 ] || ! kill -0 $paused 2>/dev/null; then
-      cat "$work/killed.log" >&2
-      fail "the run to kill ($*) never reached its kill step"
-    fi
-  done
+  wait_for_marker "$work/marker" "$paused" "$work/killed.log" \
+    "the run to kill ($*) never reached its kill step" 600
 }
 
 # SIGKILL to the whole job at once (mpirun and every rank), and waits until nothing of it lives

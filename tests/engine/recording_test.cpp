@@ -467,6 +467,18 @@ class Drifting final : public ForwardingStepper {
   double drift = 0.0;
 };
 
+// The error of an Engine run of `s` from x_0, or "" if it ran through.
+std::string run_error(TestStepper& s, const EngineConfig& c) {
+  try {
+    s.reset(0.0);
+    Engine engine(s, c);
+    engine.run();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
 // A recomputation that does not reproduce the first sweep is an error on every rank naming the
 // state and the field, not a wrong gradient; with the check off the same run silently gives a
 // different gradient (so the check is what stands between the user and a wrong answer).
@@ -477,14 +489,7 @@ TEST(ReplayCheck, ARecomputationThatDriftsIsAnErrorNotAWrongGradient) {
   const EngineConfig c = config("revolve", 3, 0);
   const std::vector<double> right = alone(l96, 0.0, c);
   d.drift = world_rank() == 0 ? 1e-12 : 0.0;  // on one rank only
-  std::string what;
-  try {
-    d.reset(0.0);
-    Engine engine(d, c);
-    engine.run();
-  } catch (const Error& e) {
-    what = e.what();
-  }
+  const std::string what = run_error(d, c);
   EXPECT_TRUE(all_ranks(what.find("the recomputed state x_8 differs from the one the first sweep "
                                   "reached (field 'x', rank 0)") != std::string::npos))
       << what;
@@ -513,14 +518,7 @@ TEST(ReplayCheck, TheErrorSaysHowLargeTheDifferenceIs) {
   const EngineConfig c = config("revolve", 3, 0);
   for (const double drift : {1e-12, 0.5}) {
     d.drift = world_rank() == 0 ? drift : 0.0;
-    std::string what;
-    try {
-      d.reset(0.0);
-      Engine engine(d, c);
-      engine.run();
-    } catch (const Error& e) {
-      what = e.what();
-    }
+    const std::string what = run_error(d, c);
     // x_8 = x_7's step from the drifted x_7[0]: its own size, give or take the step's growth
     // and the norm of the rank's block (about 10 per entry: relative 1e-15 .. 1e-11).
     const double size = difference_in(what);
@@ -557,14 +555,7 @@ TEST(ReplayCheck, ATolerancePassesRoundOffAndStopsAChangedModel) {
                                               stats.verify_largest_tolerated <= 1e-9)))
       << stats.verify_largest_tolerated;
   d.drift = world_rank() == 0 ? 0.5 : 0.0;
-  std::string what;
-  try {
-    d.reset(0.0);
-    Engine engine(d, c);
-    engine.run();
-  } catch (const Error& e) {
-    what = e.what();
-  }
+  const std::string what = run_error(d, c);
   EXPECT_TRUE(all_ranks(what.find("more than the tolerance 1.000000e-09 "
                                   "(RecordingConfig::verify_tolerance)") != std::string::npos))
       << what;

@@ -46,15 +46,7 @@ start_paused() {
     -dll_append "$lib,${REWIND_PAUSE_LIB:?set REWIND_PAUSE_LIB to the test pause library}" \
     >killed.log 2>&1 &
   paused=$!
-  local waited=0
-  until [ -e marker ]; do
-    sleep 0.1
-    waited=$((waited + 1))
-    if [ $waited -gt 1200 ] || ! kill -0 $paused 2>/dev/null; then
-      cat killed.log >&2
-      fail "the run to kill at $1 never reached it"
-    fi
-  done
+  wait_for_marker marker "$paused" killed.log "the run to kill at $1 never reached it"
 }
 kill_paused() {
   kill_session $paused || fail "processes of the killed run live on: $(session_pids $paused)"

@@ -224,15 +224,7 @@ lock | identity)
       --oversubscribe "$@" -dll_append "$lib,${REWIND_PAUSE_LIB:?set REWIND_PAUSE_LIB}" \
       >paused.log 2>&1 &
     paused=$!
-    local waited=0
-    until [ -e marker ]; do
-      sleep 0.1
-      waited=$((waited + 1))
-      if [ $waited -gt 1200 ] || ! kill -0 $paused 2>/dev/null; then
-        cat paused.log >&2
-        fail "the run to hold never reached $point"
-      fi
-    done
+    wait_for_marker marker "$paused" paused.log "the run to hold never reached $point"
   }
   results() { cat out.txt; od -An -tx1 lambda.bin solution.bin; }
   mkdir -p ckpt

@@ -25,3 +25,18 @@ kill_session() {
   done
   [ -z "$(session_pids "$1")" ]
 }
+
+# wait_for_marker MARKER PID LOG WHAT [TENTHS]: waits until the held run (mpirun's pid PID)
+# wrote MARKER, its point reached; if it ends first, or after TENTHS tenths of a second (1200),
+# prints its LOG and fails with WHAT (the sourcing script's fail()).
+wait_for_marker() {
+  local marker=$1 pid=$2 log=$3 what=$4 limit=${5:-1200} waited=0
+  until [ -e "$marker" ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+    if [ $waited -gt "$limit" ] || ! kill -0 "$pid" 2>/dev/null; then
+      cat "$log" >&2
+      fail "$what"
+    fi
+  done
+}

@@ -24,6 +24,11 @@
      -ts_trajectory_rewind_verify <bool>     check recomputed states against the forward run
                                              (default true; an error instead of a wrong
                                              gradient when they differ)
+     -ts_trajectory_rewind_verify_tolerance <r>  accept a recomputed state within r of the
+                                             forward run's, relative (default 0: the same bits)
+     -ts_trajectory_rewind_recompute_solves  TSSolve calls that continue a run may recompute
+                                             the earlier solves' steps (the program changes
+                                             nothing between them; default: kept whole)
      -ts_trajectory_rewind_resume <bool>     survive a kill, and resume a killed run
      -ts_trajectory_rewind_resume_interval <n>  steps between durable states (0: from the disk
                                              budget)
@@ -86,8 +91,8 @@ PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal mul
    tests load such a hook with -dll_append). An error it returns stops the run on that rank
    with a message naming the hook. Process-wide; NULL removes it. Not collective. */
 typedef PetscErrorCode (*TSTrajectoryRewindProgressFn)(const char sweep[], PetscInt step,
-                                                      void *ctx);
-PetscErrorCode TSTrajectoryRewindSetProgressHook(TSTrajectoryRewindProgressFn hook, void *ctx);
+                                                       void* ctx);
+PetscErrorCode TSTrajectoryRewindSetProgressHook(TSTrajectoryRewindProgressFn hook, void* ctx);
 
 /* The schedule of the current (or last) run, as planned at set(0), or after the second step
    when disk costs are measured (after the first with an event handler or a one-step run):
