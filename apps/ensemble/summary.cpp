@@ -116,10 +116,12 @@ std::string mapping_text(const Run& r) {
   std::ostringstream os;
   const std::string assign = assign_option();
   os << "\nThe mapping (" << assign
-     << (assign == "dynamic"
+     << (assign != "dynamic" ? ": task k on group k mod G, whatever the tasks cost)\n"
+         : r.stats.costliest_first
              ? ": a group that comes free claims the next task by a one-sided fetch-and-add on "
-               "rank 0)\n"
-             : ": task k on group k mod G, whatever the tasks cost)\n");
+               "rank 0, the costliest first)\n"
+             : ": a group that comes free claims the next task by a one-sided fetch-and-add on "
+               "rank 0, in task order)\n");
   os << "  group  ranks   tasks  steps  forward order (* spilled to disk, + cut and run again)\n"
         "                               backward order (in RAM newest first, then spilled, then "
         "cut)\n";

@@ -279,6 +279,13 @@ struct Ensemble::Impl {
     mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (forward start)");
     reset_peak_rss();
     const double t0 = MPI_Wtime();
+    {
+      // Ranks given another task count would gather and scatter different amounts (a crash).
+      const comm::Setting agreed[] = {
+          {"the task count (Ensemble::forward's tasks; PETSc: RewindEnsembleForward's ntasks)",
+           comm::setting_hash(tasks)}};
+      comm::agree_settings(groups.world(), agreed);
+    }
     std::vector<std::int64_t> order = claim_order(tasks, runner);
     const bool costliest_first = !order.empty();
     detail::TaskQueue queue(groups, config.assign, tasks, std::move(order));

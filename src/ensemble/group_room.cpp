@@ -32,7 +32,10 @@ void make_room_for_task(engine::Stores& stores, std::vector<engine::HeldRecordin
                     ", more than the group's stores hold with every other tape spilled or cut "
                     "(claimed now: " +
                     describe(stores.claimed()) +
-                    "); raise the group's capacity or lower the per-task budget");
+                    "); raise the group's capacity (StoresConfig::ram, disk and ram_bytes; PETSc: "
+                    "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk) or lower the "
+                    "per-task budget (StepperTasksConfig::recording; PETSc: "
+                    "-ts_trajectory_max_cps_ram and -ts_trajectory_max_cps_disk)");
   }
 }
 

@@ -290,7 +290,7 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   PetscCall(PetscOptionsString("-rewind_ensemble_claim",
                                "Order of dynamic claims: costliest (first, with "
                                "RewindEnsembleSetTaskCosts) or task",
-                               "RewindEnsembleSetTaskCosts", claim, claim, sizeof claim, NULL));
+                               "RewindEnsembleSetFromOptions", claim, claim, sizeof claim, NULL));
   PetscCall(PetscOptionsInt("-rewind_ensemble_max_cps_ram",
                             "RAM checkpoints all of a group's tapes share (-1: no limit)",
                             "RewindEnsembleSetFromOptions", s.max_cps_ram, &s.max_cps_ram, NULL));
@@ -449,6 +449,7 @@ PetscErrorCode RewindEnsembleGetStats(RewindEnsemble e, RewindEnsembleStats* out
   out->groups = r.groups;
   out->group_size = r.group_size;
   out->forward_seconds = r.forward_seconds;
+  out->costliest_first = r.costliest_first ? PETSC_TRUE : PETSC_FALSE;
   if (!e->backward_done) PetscFunctionReturn(0);
   PetscMPIInt rank = 0;
   PetscCallMPI(MPI_Comm_rank(e->comm, &rank));
@@ -522,8 +523,11 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
   std::string counts;
   for (int c : per_group) counts += (counts.empty() ? "" : " ") + std::to_string(c);
   PetscCall(PetscViewerASCIIPrintf(
-      viewer, "rewind ensemble: %lld tasks on %d groups of %d ranks (%s assignment)\n",
-      (long long)r.tasks, r.groups, r.group_size, rwd::ensemble::to_string(r.assign)));
+      viewer, "rewind ensemble: %lld tasks on %d groups of %d ranks (%s assignment%s)\n",
+      (long long)r.tasks, r.groups, r.group_size, rwd::ensemble::to_string(r.assign),
+      r.assign != rwd::ensemble::Assign::Dynamic ? ""
+      : r.costliest_first                        ? ", the costliest claimed first"
+                                                 : ", claimed in task order"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  tasks per group: %s; spilled %d, cut %d\n",
                                    counts.c_str(), spilled, cut));
   PetscCall(PetscViewerASCIIPrintf(

@@ -498,6 +498,15 @@ TEST(Ensemble, SettingsThatDifferBetweenRanksAreRefusedByName) {
   EXPECT_TRUE(all_ranks(error_of([&] {
                           Ensemble e(MPI_COMM_WORLD, odd);
                         }).find("differs between ranks") != std::string::npos));
+  // A task count that differs (it crashed the output gather with SIGSEGV), in each assignment.
+  for (const Assign a : {Assign::Static, Assign::Dynamic}) {
+    const std::int64_t tasks = last ? 5 : 4;
+    EXPECT_TRUE(all_ranks(
+        error_of([&] { run_map(1, a, tasks, tasks_config(3, 0, "count")); })
+            .find("the task count (Ensemble::forward's tasks; PETSc: RewindEnsembleForward's "
+                  "ntasks) differs between ranks") != std::string::npos))
+        << ensemble::to_string(a);
+  }
   EnsembleConfig wait;
   wait.failure_wait_seconds = last ? 5.0 : 30.0;
   EXPECT_TRUE(

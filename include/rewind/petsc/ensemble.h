@@ -13,6 +13,10 @@
      -rewind_ensemble_max_cps_disk <n>      disk checkpoints all of a group's tapes share
      -rewind_ensemble_dirname <dir>         directory of the groups' checkpoint files (default .)
      -rewind_ensemble_async <bool>          disk I/O behind the computation (default true)
+     -rewind_ensemble_claim <costliest|task>  order of dynamic claims: the costliest first where
+                                            RewindEnsembleSetTaskCosts gave every cost (default)
+     -rewind_ensemble_failure_wait <s>      how long a rank whose task failed waits for its group
+                                            (default 30; then RewindEnsembleGetMustAbort)
    Each task's own budget and schedule are the usual -ts_trajectory_* options of its TS.
 
    Every function is collective on the ensemble's communicator unless it says otherwise; the
@@ -91,6 +95,8 @@ typedef struct {
   PetscInt groups;            /* G */
   PetscInt group_size;        /* g, ranks per group */
   PetscReal forward_seconds;  /* the forward pass, slowest rank */
+  PetscBool costliest_first;  /* its dynamic claims took the costliest task first
+                                 (-rewind_ensemble_claim, RewindEnsembleSetTaskCosts) */
   PetscBool reversed;         /* RewindEnsembleBackward has completed since: the fields below are
                                  set (0 before) */
   PetscReal backward_seconds; /* the backward pass, slowest rank */
