@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
 
 namespace rwd::apps::multisource {
@@ -44,6 +45,20 @@ PetscReal frac(PetscReal x) {
 Settings read_settings() {
   Settings s;
   REWIND_APP_CALL(read_options(&s));
+  // Ranks given other values would run other problems or wait in other collectives (a hang):
+  // refused on every rank by name first.
+  using rwd::comm::setting_hash;
+  const rwd::comm::Setting settings[] = {{"-ensemble_tasks", setting_hash(s.tasks)},
+                                         {"-ensemble_steps_min", setting_hash(s.steps_min)},
+                                         {"-ensemble_steps_max", setting_hash(s.steps_max)},
+                                         {"-ensemble_kappa0", setting_hash(s.kappa0)},
+                                         {"-ensemble_velocity", setting_hash(s.speed)},
+                                         {"-compare_serial", setting_hash(s.compare)},
+                                         {"-taylor", setting_hash(s.taylor)},
+                                         {"-taylor_h", setting_hash(s.taylor_h)},
+                                         {"-taylor_points", setting_hash(s.taylor_points)},
+                                         {"-ts_dt (-ts_time_step)", setting_hash(s.dt)}};
+  rwd::comm::agree_settings(PETSC_COMM_WORLD, settings);
   rwd::require(s.tasks >= 0, "-ensemble_tasks must be >= 0, got " + std::to_string(s.tasks));
   rwd::require(s.steps_min >= 1 && s.steps_max >= s.steps_min,
                "-ensemble_steps_min must be >= 1 and <= -ensemble_steps_max");

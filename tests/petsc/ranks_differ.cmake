@@ -2,7 +2,8 @@
 # ranks of an MPMD launch get different values of one option each time, and each rank's
 # output must name that option (the test's timeout catches a hang). The checkpoint directory
 # rewind made must not outlive the refused run (PETSc ends it with MPI_Abort).
-# Variables: EXE, LIB, MPIEXEC, WORK_DIR, ENSEMBLE_EXE (the ensemble front end's test program).
+# Variables: EXE, LIB, MPIEXEC, WORK_DIR, ENSEMBLE_EXE (the ensemble front end's test program),
+# ENSEMBLE_APP (rewind-ensemble; its cases are left out when it is not built).
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(base -ts_max_steps 20 -dll_append ${LIB} -ts_trajectory_type rewind)
@@ -95,4 +96,11 @@ expect_refused(-rewind_ensemble_group_size 2 3)
 expect_refused(-rewind_ensemble_max_cps_ram 5 6)
 expect_refused(-rewind_ensemble_max_cps_disk 4 - -rewind_ensemble_dirname ens-ckpt)
 expect_refused(-rewind_ensemble_async 0 1)
+# The rewind-ensemble app's own options (-compare_serial on one rank hung).
+if(ENSEMBLE_APP)
+  set(EXE ${ENSEMBLE_APP})
+  set(base -ensemble_tasks 4 -ensemble_steps_max 30)
+  expect_refused(-compare_serial 0 1)
+  expect_refused(-ensemble_tasks 4 5)
+endif()
 message("ranks differ: every option was refused by name on every rank")
