@@ -246,21 +246,24 @@ struct Ensemble::Impl {
   }
 
   // Dynamic assignment's order of the tasks: the costliest first (stable: ties in task order)
-  // where every task has an estimate, else empty (task order). Every rank computes it from the
-  // runner's estimates, which must agree (refused by name otherwise). Collective on the world.
-  std::vector<std::int64_t> claim_order(std::int64_t tasks, TaskRunner& runner) {
-    if (config.assign != Assign::Dynamic || config.claim_order != ClaimOrder::CostliestFirst) {
-      return {};
-    }
-    std::vector<double> estimates(static_cast<std::size_t>(tasks));
-    bool known = true;
-    for (std::int64_t k = 0; k < tasks; ++k) {
-      estimates[static_cast<std::size_t>(k)] = runner.estimate(k);
-      known = known && estimates[static_cast<std::size_t>(k)] >= 0;
+  // where every task has an estimate, else empty (task order). The task count and the runner's
+  // estimates must agree on every rank (ranks given another count would gather and scatter
+  // different amounts, a crash): one agreement refuses either by name. Collective on the world.
+  std::vector<std::int64_t> agreed_order(std::int64_t tasks, TaskRunner& runner) {
+    const bool by_cost = config.assign == Assign::Dynamic &&
+                         config.claim_order == ClaimOrder::CostliestFirst && tasks > 0;
+    std::vector<double> estimates;
+    bool known = by_cost;
+    for (std::int64_t k = 0; by_cost && k < tasks; ++k) {
+      estimates.push_back(runner.estimate(k));
+      known = known && estimates.back() >= 0;
     }
     std::uint64_t h = comm::setting_hash(known);
     for (double e : estimates) h = comm::setting_hash(&e, sizeof e, h);
-    const comm::Setting agreed[] = {{"TaskRunner::estimate (the tasks' cost estimates)", h}};
+    const comm::Setting agreed[] = {
+        {"the task count (Ensemble::forward's tasks; PETSc: RewindEnsembleForward's ntasks)",
+         comm::setting_hash(tasks)},
+        {"TaskRunner::estimate (the tasks' cost estimates)", h}};
     comm::agree_settings(groups.world(), agreed);
     if (!known) return {};
     std::vector<std::int64_t> order(static_cast<std::size_t>(tasks));
@@ -275,18 +278,11 @@ struct Ensemble::Impl {
     require(!held,
             "ensemble: forward() while the tapes of the last forward() are still held; call "
             "backward() or discard() first");
+    std::vector<std::int64_t> order = agreed_order(tasks, runner);
     require(tasks >= 0, "ensemble: the task count must be >= 0, got " + std::to_string(tasks));
     mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (forward start)");
     reset_peak_rss();
     const double t0 = MPI_Wtime();
-    {
-      // Ranks given another task count would gather and scatter different amounts (a crash).
-      const comm::Setting agreed[] = {
-          {"the task count (Ensemble::forward's tasks; PETSc: RewindEnsembleForward's ntasks)",
-           comm::setting_hash(tasks)}};
-      comm::agree_settings(groups.world(), agreed);
-    }
-    std::vector<std::int64_t> order = claim_order(tasks, runner);
     const bool costliest_first = !order.empty();
     detail::TaskQueue queue(groups, config.assign, tasks, std::move(order));
     std::vector<Entry> local;

@@ -90,11 +90,11 @@ class TsTasks final : public ensemble::TaskRunner {
     return g;
   }
 
-  /// The program's estimates (RewindEnsembleSetTaskCosts), or unknown.
-  std::vector<double> estimates;
+  /// The program's estimates (the ensemble's, RewindEnsembleSetTaskCosts), or unknown.
+  const std::vector<double>* estimates = nullptr;
   double estimate(std::int64_t k) const override {
     const auto i = static_cast<std::size_t>(k);
-    return i < estimates.size() ? estimates[i] : -1.0;
+    return estimates && i < estimates->size() ? (*estimates)[i] : -1.0;
   }
 
   ensemble::TaskCost cost(std::int64_t k) const override {
@@ -244,7 +244,7 @@ void make_runner(RewindEnsemble e) {
   sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
   e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,
                                                     e->output_size, e->gradient_size, sc);
-  e->runner->estimates = e->estimates;
+  e->runner->estimates = &e->estimates;
 }
 
 }  // namespace
@@ -384,7 +384,6 @@ PetscErrorCode RewindEnsembleSetTaskCosts(RewindEnsemble e, PetscInt ntasks,
   PetscCheck(ntasks >= 0 && (ntasks == 0 || costs), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "RewindEnsembleSetTaskCosts: give ntasks >= 0 costs");
   PetscCallCXX(e->estimates.assign(costs, costs + ntasks));
-  if (e->runner) e->runner->estimates = e->estimates;
   PetscFunctionReturn(0);
 }
 

@@ -88,16 +88,22 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
 
 namespace {
 
+// Whether all of `text` is a number (std::strtod reads it to the end); its value in *v.
+bool is_number(const char* text, double* v) {
+  char* end = nullptr;
+  *v = std::strtod(text, &end);
+  return end != text && *end == '\0';
+}
+
 // A byte count given as text (the default's text when not given): a whole number of bytes from
 // `least` to 1e18, in any notation strtod reads ("1e8").
 PetscErrorCode parse_bytes(MPI_Comm comm, const char* name, const char* text, PetscBool given,
                            int least, const char* zero, PetscReal& out) {
   PetscFunctionBegin;
   if (given) {
-    char* end = nullptr;
-    const double v = std::strtod(text, &end);
+    double v = 0;
     const std::string meaning = zero ? std::string(" (") + zero + ")" : std::string();
-    PetscCheck(end != text && *end == '\0', comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(is_number(text, &v), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "%s must be a whole number of bytes from %d%s to 1e18, got '%s'", name, least,
                meaning.c_str(), text);
     out = v;
@@ -155,13 +161,12 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
        {std::tuple{"-ts_trajectory_rewind_write_cost", t.write_cost, &o.write_cost, t.write_set},
         std::tuple{"-ts_trajectory_rewind_read_cost", t.read_cost, &o.read_cost, t.read_set}}) {
     if (!given) continue;
-    char* end = nullptr;
-    const double v = std::strtod(text, &end);
+    double v = 0;
+    const bool number = is_number(text, &v);
     if (std::string(text) == "auto") {
       *out = -1.0;
     } else {
-      PetscCheck(end != text && *end == '\0' && std::isfinite(v) && v >= 0 && v <= 1e12, comm,
-                 PETSC_ERR_ARG_OUTOFRANGE,
+      PetscCheck(number && std::isfinite(v) && v >= 0 && v <= 1e12, comm, PETSC_ERR_ARG_OUTOFRANGE,
                  "%s must be a number >= 0 (forward steps, at most 1e12) or auto, got %s", name,
                  text);
       *out = v;
@@ -172,9 +177,8 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
   PetscCall(parse_bytes(comm, "-ts_trajectory_rewind_ram_bytes", t.ram_bytes, t.ram_bytes_set, 0,
                         "no byte budget", o.ram_bytes));
   if (t.recompute_set) {
-    char* end = nullptr;
-    const double v = std::strtod(t.recompute, &end);
-    PetscCheck(end != t.recompute && *end == '\0' && std::isfinite(v) && v >= 0, comm,
+    double v = 0;
+    PetscCheck(is_number(t.recompute, &v) && std::isfinite(v) && v >= 0, comm,
                PETSC_ERR_ARG_OUTOFRANGE,
                "-ts_trajectory_rewind_recompute_warning must be a number >= 0 (a multiple of the "
                "steps; 0: never warn), got '%s'",
@@ -182,9 +186,8 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
     o.recompute_warning = v;
   }
   if (t.tolerance_set) {  // its range is checked when the run plans (with -..._verify)
-    char* end = nullptr;
-    const double v = std::strtod(t.tolerance, &end);
-    PetscCheck(end != t.tolerance && *end == '\0', comm, PETSC_ERR_ARG_OUTOFRANGE,
+    double v = 0;
+    PetscCheck(is_number(t.tolerance, &v), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-ts_trajectory_rewind_verify_tolerance must be a number (relative to a state's "
                "norm; 0: the same bits), got '%s'",
                t.tolerance);
