@@ -11,6 +11,7 @@
 
 #include "agreement.hpp"
 #include "cotangents.hpp"
+#include "durable.hpp"
 #include "groups.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/ensemble/reproducible_sum.hpp"
@@ -118,7 +119,15 @@ const EnsembleConfig& agreed(MPI_Comm comm, const EnsembleConfig& c) {
        setting_hash(c.group_size)},
       {"EnsembleConfig::assign (PETSc: -rewind_ensemble_assign)", setting_hash(c.assign)},
       {"EnsembleConfig::claim_order (PETSc: -rewind_ensemble_claim)", setting_hash(c.claim_order)},
-      {"EnsembleConfig::failure_wait_seconds", setting_hash(c.failure_wait_seconds)}};
+      {"EnsembleConfig::failure_wait_seconds", setting_hash(c.failure_wait_seconds)},
+      {"EnsembleResumeConfig::enabled (PETSc: -rewind_ensemble_resume)",
+       setting_hash(c.resume.enabled)},
+      {"EnsembleResumeConfig::resume (PETSc: -rewind_ensemble_resume)",
+       setting_hash(c.resume.resume)},
+      {"EnsembleResumeConfig::directory (PETSc: -rewind_ensemble_dirname)",
+       setting_hash(std::string_view(c.resume.directory))},
+      {"EnsembleResumeConfig::label", setting_hash(std::string_view(c.resume.label))},
+      {"EnsembleResumeConfig::identity", setting_hash(std::string_view(c.resume.identity))}};
   comm::agree_settings(comm, settings);
   return c;
 }
@@ -130,6 +139,9 @@ struct Ensemble::Impl {
       : groups(comm, agreed(comm, c).group_size), config(c) {
     require(c.failure_wait_seconds >= 0,
             "ensemble: EnsembleConfig::failure_wait_seconds must be >= 0");
+    if (c.resume.enabled || c.resume.resume) {
+      durable = std::make_unique<detail::DurableEnsemble>(groups, c.resume);
+    }
   }
 
   detail::Groups groups;
@@ -141,6 +153,8 @@ struct Ensemble::Impl {
   std::vector<TaskRecord> mapping;  // in task order
   Outputs outputs;
   EnsembleReport report;
+  std::unique_ptr<detail::DurableEnsemble> durable;  // EnsembleConfig::resume
+  const detail::Resumed* resumed = nullptr;          // what the last forward took over
 
   std::optional<Error> agree_task(const std::optional<Error>& local, std::int64_t task,
                                   const char* sweep, TaskRunner& runner) {
@@ -215,6 +229,9 @@ struct Ensemble::Impl {
     }
     const std::vector<double> all = allgather(groups.world(), framed);
     std::vector<std::vector<double>> by_task(static_cast<std::size_t>(tasks));
+    if (resumed) {
+      for (const auto& [k, o] : resumed->outputs) by_task[static_cast<std::size_t>(k)] = o.values;
+    }
     for (std::size_t at = 0; at < all.size();) {
       const auto k = static_cast<std::size_t>(all[at]);
       const auto n = static_cast<std::size_t>(all[at + 1]);
@@ -246,10 +263,11 @@ struct Ensemble::Impl {
   }
 
   // Dynamic assignment's order of the tasks: the costliest first (stable: ties in task order)
-  // where every task has an estimate, else empty (task order). The task count and the runner's
-  // estimates must agree on every rank (ranks given another count would gather and scatter
+  // where every task has an estimate, else task order; `by_cost` says which. The task count and the
+  // runner's estimates must agree on every rank (ranks given another count would gather and scatter
   // different amounts, a crash): one agreement refuses either by name. Collective on the world.
-  std::vector<std::int64_t> agreed_order(std::int64_t tasks, TaskRunner& runner) {
+  std::vector<std::int64_t> agreed_order(std::int64_t tasks, TaskRunner& runner,
+                                         bool& by_cost_out) {
     const bool by_cost = config.assign == Assign::Dynamic &&
                          config.claim_order == ClaimOrder::CostliestFirst && tasks > 0;
     std::vector<double> estimates;
@@ -265,40 +283,67 @@ struct Ensemble::Impl {
          comm::setting_hash(tasks)},
         {"TaskRunner::estimate (the tasks' cost estimates)", h}};
     comm::agree_settings(groups.world(), agreed);
-    if (!known) return {};
-    std::vector<std::int64_t> order(static_cast<std::size_t>(tasks));
+    std::vector<std::int64_t> order(static_cast<std::size_t>(std::max<std::int64_t>(tasks, 0)));
     std::iota(order.begin(), order.end(), std::int64_t{0});
+    by_cost_out = known;
+    if (!known) return order;
     std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
       return estimates[static_cast<std::size_t>(a)] > estimates[static_cast<std::size_t>(b)];
     });
     return order;
   }
 
+  // The tasks whose forward a killed run made durable that this group reverses (resume): held
+  // as tapes that were cut, first in this group's order. Returns the group's agreed failure.
+  std::optional<Error> adopt(TaskRunner& runner, std::vector<Entry>& local) {
+    for (const auto& [k, q] : resumed->owner) {
+      if (q != groups.group_index() || resumed->summed.contains(k)) continue;
+      std::optional<Error> f =
+          agree_task(capture_task([&] { runner.adopt(k); }), k, "take-over (resume)", runner);
+      if (f) return f;
+      Entry e;
+      e.task = k;
+      e.position = static_cast<std::int64_t>(local.size());
+      mine.push_back(k);
+      local.push_back(e);
+    }
+    return std::nullopt;
+  }
+
   Outputs forward(std::int64_t tasks, TaskRunner& runner) {
     require(!held,
             "ensemble: forward() while the tapes of the last forward() are still held; call "
             "backward() or discard() first");
-    std::vector<std::int64_t> order = agreed_order(tasks, runner);
+    bool costliest_first = false;
+    std::vector<std::int64_t> order = agreed_order(tasks, runner, costliest_first);
     require(tasks >= 0, "ensemble: the task count must be >= 0, got " + std::to_string(tasks));
+    resumed = durable ? &durable->begin_forward(tasks) : nullptr;
+    if (resumed) {  // the forwards a killed run made durable are not run again
+      std::erase_if(order, [&](std::int64_t k) { return resumed->outputs.contains(k); });
+    }
     mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (forward start)");
     reset_peak_rss();
     const double t0 = MPI_Wtime();
-    const bool costliest_first = !order.empty();
-    detail::TaskQueue queue(groups, config.assign, tasks, std::move(order));
+    detail::TaskQueue queue(groups, config.assign, std::move(order));
     std::vector<Entry> local;
     std::vector<std::pair<std::int64_t, std::vector<double>>> ys;
     std::optional<Error> failure;
     mine.clear();
-    while (true) {
+    if (resumed) failure = adopt(runner, local);
+    if (failure) queue.stop();
+    while (!failure) {
       const std::int64_t k = queue.next();
-      if (k >= tasks) break;
+      if (k < 0) break;
       Entry e;
       e.task = k;
       e.position = static_cast<std::int64_t>(local.size());
       e.begin = MPI_Wtime() - t0;
       std::vector<double> y;
-      failure =
-          agree_task(capture_task([&] { y = runner.forward(k); }), k, "forward sweep", runner);
+      failure = agree_task(capture_task([&] {
+                             y = runner.forward(k);
+                             if (durable) durable->forward_done(k, runner.cost(k).steps, y);
+                           }),
+                           k, "forward sweep", runner);
       if (failure) {
         queue.stop();
         break;
@@ -322,6 +367,17 @@ struct Ensemble::Impl {
       r.forward_begin = e.begin;
       r.forward_end = e.end;
     }
+    if (resumed) {
+      for (const auto& [k, q] : resumed->owner) {
+        TaskRecord& r = mapping[static_cast<std::size_t>(k)];
+        r.forward_resumed = true;
+        r.backward_resumed = resumed->summed.contains(k);
+        if (r.backward_resumed) {  // reversed by no group of this run
+          r.task = k;
+          r.group = q;
+        }
+      }
+    }
     gather_outputs(tasks, ys);
     report = {};
     report.tasks = tasks;
@@ -329,6 +385,7 @@ struct Ensemble::Impl {
     report.group_size = groups.group_size();
     report.assign = config.assign;
     report.costliest_first = costliest_first;
+    report.resumed_generation = resumed ? resumed->generation : 0;
     report.forward_seconds = slowest(MPI_Wtime() - t0);
     return outputs;
   }
@@ -365,6 +422,7 @@ struct Ensemble::Impl {
                                 " cotangents on rank " + std::to_string(root) +
                                 ", but the forward's outputs have " + std::to_string(total) +
                                 " values; ybar must have the layout of forward()'s values");
+    if (durable) durable->begin_backward(ybar, root);
     mpi_check(MPI_Barrier(groups.world()), "MPI_Barrier (backward start)");
     const double t0 = MPI_Wtime();
 
@@ -373,6 +431,7 @@ struct Ensemble::Impl {
     const int G = groups.groups();
 
     std::optional<ReproducibleSum> sum;
+    if (resumed && resumed->partial) sum = resumed->partial;  // what the killed run summed
     std::optional<Error> failure;
     std::vector<Entry> local;
     for (std::int64_t k : runner.backward_order(mine)) {
@@ -390,6 +449,7 @@ struct Ensemble::Impl {
                                          " values, the group's first task's had " +
                                          std::to_string(sum->length()));
                              sum->add(g);
+                             if (durable) durable->summed(k, *sum);
                            }),
                            k, "reverse sweep", runner);
       if (failure) break;
@@ -401,6 +461,7 @@ struct Ensemble::Impl {
     held = false;
 
     std::vector<double> gradient = reduce_gradient(sum);
+    if (durable) durable->finish();
 
     for (const auto& [grp, e] : gather_entries(local)) {
       TaskRecord& r = mapping[static_cast<std::size_t>(e.task)];
@@ -450,11 +511,18 @@ void Ensemble::discard(TaskRunner& runner) {
   runner.discard();
   s.held = false;
   s.mine.clear();
+  if (s.durable) s.durable->finish();
   mpi_check(MPI_Barrier(s.groups.world()), "MPI_Barrier (discard)");
 }
 
 double TaskRunner::estimate(std::int64_t) const {
   return -1.0;
+}
+
+void TaskRunner::adopt(std::int64_t task) {
+  throw Error(ErrorCode::InvalidArgument,
+              "ensemble: this front end cannot take over task " + std::to_string(task) +
+                  ", whose forward ran in a killed run (TaskRunner::adopt); it cannot resume");
 }
 
 bool Ensemble::must_abort() const {

@@ -10,6 +10,7 @@ std::string EnsembleReport::json() const {
   os << "{\"tasks\": " << tasks << ", \"groups\": " << groups << ", \"group_size\": " << group_size
      << ", \"assign\": \"" << to_string(assign)
      << "\", \"costliest_first\": " << (costliest_first ? "true" : "false")
+     << ", \"resumed_generation\": " << resumed_generation
      << ", \"forward_seconds\": " << forward_seconds
      << ", \"backward_seconds\": " << backward_seconds
      << ", \"backward_cotangent_bytes\": " << backward_cotangent_bytes
@@ -28,7 +29,9 @@ std::string EnsembleReport::json() const {
        << ", \"adjoint_steps\": " << c.adjoint_steps << ", \"ram_peak_bytes\": " << c.ram_peak_bytes
        << ", \"disk_bytes_written\": " << c.disk_bytes_written
        << ", \"spilled\": " << (c.spilled ? "true" : "false")
-       << ", \"cut\": " << (c.cut ? "true" : "false") << "}";
+       << ", \"cut\": " << (c.cut ? "true" : "false")
+       << ", \"forward_resumed\": " << (m.forward_resumed ? "true" : "false")
+       << ", \"backward_resumed\": " << (m.backward_resumed ? "true" : "false") << "}";
   }
   os << "]}";
   return os.str();

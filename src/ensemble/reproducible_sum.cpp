@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
@@ -238,6 +239,22 @@ std::string terms_limit_message(const char* where, std::uint64_t total) {
 
 ReproducibleSum::ReproducibleSum(std::size_t length)
     : length_(length), state_(length * kWords, 0) {}
+
+static_assert(ReproducibleSum::words_per_entry() == kWords);
+
+ReproducibleSum ReproducibleSum::from_words(std::size_t length, std::uint64_t terms,
+                                            std::vector<std::uint64_t> words) {
+  require(words.size() == length * kWords,
+          "ReproducibleSum::from_words: " + std::to_string(words.size()) +
+              " words for a sum of length " + std::to_string(length) + " (" +
+              std::to_string(kWords) + " an entry)");
+  require(terms <= max_terms, terms_limit_message("from_words", terms));
+  ReproducibleSum s(0);
+  s.length_ = length;
+  s.terms_ = terms;
+  s.state_ = std::move(words);
+  return s;
+}
 
 void ReproducibleSum::add(std::span<const double> values) {
   require(values.size() == length_, "ReproducibleSum::add: got " + std::to_string(values.size()) +

@@ -121,6 +121,14 @@ std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const doubl
   return g;
 }
 
+void StepperTasks::adopt(std::int64_t k) {
+  require(!tapes_.contains(k), "ensemble: task " + std::to_string(k) + " is held already");
+  Tape tape;  // no recording: recorded again before its reverse, as a cut tape is
+  tape.order = recorded_++;
+  tape.cost.cut = true;
+  tapes_[k] = std::move(tape);
+}
+
 double StepperTasks::estimate(std::int64_t k) const {
   return config_.estimate ? config_.estimate(k) : -1.0;
 }

@@ -8,11 +8,10 @@ namespace rwd::ensemble::detail {
 
 using comm::mpi_check;
 
-TaskQueue::TaskQueue(const Groups& groups, Assign assign, std::int64_t tasks,
-                     std::vector<std::int64_t> order)
+TaskQueue::TaskQueue(const Groups& groups, Assign assign, std::vector<std::int64_t> order)
     : groups_(groups),
       assign_(assign),
-      tasks_(tasks),
+      places_(static_cast<std::int64_t>(order.size())),
       static_next_(groups.group_index()),
       order_(std::move(order)) {
   if (assign_ != Assign::Dynamic) return;
@@ -33,12 +32,12 @@ TaskQueue::~TaskQueue() {
 }
 
 std::int64_t TaskQueue::next() {
-  if (assign_ == Assign::Static) {
-    const std::int64_t k = static_next_;
-    static_next_ += groups_.groups();
-    return k;
-  }
   std::int64_t k = 0;
+  if (assign_ == Assign::Static) {
+    k = static_next_;
+    static_next_ += groups_.groups();
+    return k < places_ ? order_[static_cast<std::size_t>(k)] : -1;
+  }
   if (groups_.leader()) {
     const std::int64_t one = 1;
     mpi_check(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, window_), "MPI_Win_lock");
@@ -48,17 +47,16 @@ std::int64_t TaskQueue::next() {
   }
   mpi_check(MPI_Bcast(&k, 1, MPI_INT64_T, 0, groups_.group()), "MPI_Bcast (claimed task)");
   // The counter hands out places in the order; a place past the end is no task.
-  if (!order_.empty() && k >= 0 && k < tasks_) return order_[static_cast<std::size_t>(k)];
-  return k;
+  return k >= 0 && k < places_ ? order_[static_cast<std::size_t>(k)] : -1;
 }
 
 void TaskQueue::stop() {
   if (assign_ == Assign::Static) {
-    static_next_ = tasks_;
+    static_next_ = places_;
     return;
   }
   if (!groups_.leader()) return;
-  const std::int64_t jump = tasks_ + 1;
+  const std::int64_t jump = places_ + 1;
   std::int64_t ignored = 0;
   mpi_check(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, window_), "MPI_Win_lock");
   mpi_check(MPI_Fetch_and_op(&jump, &ignored, MPI_INT64_T, 0, 0, MPI_SUM, window_),

@@ -10,6 +10,7 @@
 
 #include "check.hpp"
 #include "made_dirs.hpp"
+#include "resume_identity.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/engine/stores.hpp"
 #include "rewind/ensemble/ensemble.hpp"
@@ -30,7 +31,8 @@ struct Settings {
   PetscInt max_cps_disk = -1;
   std::string dirname = ".";
   PetscBool async = PETSC_TRUE;
-  PetscReal failure_wait = 30;  ///< EnsembleConfig::failure_wait_seconds
+  PetscReal failure_wait = 30;     ///< EnsembleConfig::failure_wait_seconds
+  PetscBool resume = PETSC_FALSE;  ///< EnsembleConfig::resume (enabled and resume)
 };
 
 // The tasks of one group, each a TS kept from its solve to its adjoint solve.
@@ -101,6 +103,15 @@ class TsTasks final : public ensemble::TaskRunner {
     if (auto d = done_.find(k); d != done_.end()) return d->second;
     if (auto h = held_.find(k); h != held_.end()) return h->second.cost;
     return {};
+  }
+
+  // A task whose forward ran in a killed run: solved again before its reverse, as a cut one.
+  void adopt(std::int64_t k) override {
+    require(!held_.contains(k), "ensemble: task " + std::to_string(k) + " is held already");
+    Held h;
+    h.order = recorded_++;
+    h.cost.cut = true;
+    held_[k] = h;
   }
 
   void discard() noexcept override {
@@ -306,6 +317,10 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                              "Seconds a rank whose task failed waits for its group to agree on it "
                              "(then RewindEnsembleGetMustAbort says to abort)",
                              "RewindEnsembleGetMustAbort", s.failure_wait, &s.failure_wait, NULL));
+  PetscCall(PetscOptionsBool("-rewind_ensemble_resume",
+                             "Keep a manifest in -rewind_ensemble_dirname and go on from a killed "
+                             "run's (the same command again)",
+                             "RewindEnsembleSetFromOptions", s.resume, &s.resume, NULL));
   PetscOptionsEnd();
   s.assign = assign;
   s.claim = claim;
@@ -322,7 +337,8 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
         {"-rewind_ensemble_max_cps_disk", setting_hash(s.max_cps_disk)},
         {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
         {"-rewind_ensemble_async", setting_hash(s.async)},
-        {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)}};
+        {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)},
+        {"-rewind_ensemble_resume", setting_hash(s.resume)}};
     PetscCallCXX(rwd::comm::agree_settings(e->comm, settings));
   }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -340,6 +356,14 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
              "-rewind_ensemble_claim must be costliest or task, got %s", s.claim.c_str());
   c.claim_order = s.claim == "task" ? rwd::ensemble::ClaimOrder::TaskOrder
                                     : rwd::ensemble::ClaimOrder::CostliestFirst;
+  if (s.resume) {
+    c.resume.enabled = c.resume.resume = true;
+    c.resume.directory = s.dirname;
+    PetscCallCXX(c.resume.identity = rwd::petsc::ensemble_identity());
+    // The manifest's directory, made when missing (collective: the ranks agreed on it).
+    PetscCall(rwd::petsc::make_dirs(e->comm, s.dirname.c_str(), "-rewind_ensemble_dirname",
+                                    e->made_dirs));
+  }
   e->runner.reset();
   e->ensemble.reset();
   e->forward_done = e->backward_done = false;
@@ -398,7 +422,7 @@ PetscErrorCode RewindEnsembleGetMustAbort(RewindEnsemble e, PetscBool* must_abor
 PetscErrorCode RewindEnsembleForward(RewindEnsemble e, PetscInt ntasks, PetscScalar y[]) {
   PetscFunctionBegin;
   PetscCall(ready(e, "RewindEnsembleForward"));
-  if (!e->runner && e->settings.max_cps_disk != 0) {
+  if (!e->runner && e->settings.max_cps_disk != 0 && !e->settings.resume) {
     // Made when missing, as -ts_trajectory_dirname is (collective: the ranks agreed on it).
     PetscCall(rwd::petsc::make_dirs(e->comm, e->settings.dirname.c_str(),
                                     "-rewind_ensemble_dirname", e->made_dirs));
@@ -449,6 +473,11 @@ PetscErrorCode RewindEnsembleGetStats(RewindEnsemble e, RewindEnsembleStats* out
   out->group_size = r.group_size;
   out->forward_seconds = r.forward_seconds;
   out->costliest_first = r.costliest_first ? PETSC_TRUE : PETSC_FALSE;
+  out->resumed_generation = (PetscInt)r.resumed_generation;
+  for (const auto& m : r.mapping) {
+    out->outputs_resumed += m.forward_resumed ? 1 : 0;
+    out->gradients_resumed += m.backward_resumed ? 1 : 0;
+  }
   if (!e->backward_done) PetscFunctionReturn(0);
   PetscMPIInt rank = 0;
   PetscCallMPI(MPI_Comm_rank(e->comm, &rank));
@@ -483,6 +512,8 @@ PetscErrorCode RewindEnsembleGetTaskRecord(RewindEnsemble e, PetscInt task,
   out->position = m.position;
   out->forward_begin = m.forward_begin;
   out->forward_end = m.forward_end;
+  out->forward_resumed = m.forward_resumed ? PETSC_TRUE : PETSC_FALSE;
+  out->backward_resumed = m.backward_resumed ? PETSC_TRUE : PETSC_FALSE;
   if (!e->backward_done) PetscFunctionReturn(0);
   const rwd::ensemble::TaskCost& c = m.cost;
   out->reversed = PETSC_TRUE;
@@ -529,6 +560,19 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
                                                  : ", claimed in task order"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  tasks per group: %s; spilled %d, cut %d\n",
                                    counts.c_str(), spilled, cut));
+  if (r.resumed_generation > 0) {
+    int outputs = 0, gradients = 0;
+    for (const auto& m : r.mapping) {
+      outputs += m.forward_resumed ? 1 : 0;
+      gradients += m.backward_resumed ? 1 : 0;
+    }
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "  resumed from a killed run's manifest (generation %lld): %d outputs taken from it (not "
+        "run forward; their tapes recorded again before their reverse), %d gradients already "
+        "summed (not reversed)\n",
+        (long long)r.resumed_generation, outputs, gradients));
+  }
   PetscCall(PetscViewerASCIIPrintf(
       viewer,
       "  forward %.3f s, backward %.3f s; backward sent %lld bytes of cotangents and %lld "

@@ -119,4 +119,16 @@ std::string resume_identity(TS ts) {
   return out;
 }
 
+std::string ensemble_identity() {
+  char* all = nullptr;
+  REWIND_PETSC(PetscOptionsGetAll(nullptr, &all));
+  const std::string text = all ? all : "";
+  PetscFree(all);
+  std::string out = program() + "; ensemble;";
+  for (const std::string& option : identity_options(text)) {
+    if (option.rfind("-rewind_ensemble_", 0) != 0) out += " " + option;
+  }
+  return out;
+}
+
 }  // namespace rwd::petsc

@@ -34,4 +34,10 @@ std::vector<std::string> identity_options(const std::string& all);
 /// writes in its manifest and compares with a killed run's. Not collective.
 std::string resume_identity(TS ts);
 
+/// "program <name> <hash>; ensemble; <options>": the identity a resumable PETSc ensemble
+/// (-rewind_ensemble_resume) gives its manifest. The ensemble's own options (-rewind_ensemble_*)
+/// are left out: none changes a bit of the gradient (the group size, which would, the
+/// manifest compares on its own). Not collective.
+std::string ensemble_identity();
+
 }  // namespace rwd::petsc

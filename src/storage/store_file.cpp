@@ -334,3 +334,11 @@ void unregister_partial(const std::string& path) {
 }
 
 }  // namespace rwd::storage::detail
+
+namespace rwd::storage {
+
+std::vector<std::string> remove_files_of_dead_runs(const std::string& directory) {
+  return detail::remove_stale_partials(directory);
+}
+
+}  // namespace rwd::storage

@@ -265,7 +265,9 @@ std::string json_entry(PetscInt k, const RewindEnsembleTaskRecord& r) {
      << ", \"ram_peak_bytes\": " << (long long)r.ram_peak_bytes
      << ", \"disk_bytes_written\": " << (long long)r.disk_bytes_written
      << ", \"spilled\": " << (r.spilled ? "true" : "false")
-     << ", \"cut\": " << (r.cut ? "true" : "false") << "}";
+     << ", \"cut\": " << (r.cut ? "true" : "false")
+     << ", \"forward_resumed\": " << (r.forward_resumed ? "true" : "false")
+     << ", \"backward_resumed\": " << (r.backward_resumed ? "true" : "false") << "}";
   return os.str();
 }
 

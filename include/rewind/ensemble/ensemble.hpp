@@ -39,6 +39,24 @@ enum class ClaimOrder {
   TaskOrder,  ///< task 0, 1, 2, ...
 };
 
+/// An ensemble that survives a kill (docs/ensemble.md, "Resume after a kill"): each task's output
+/// once its forward ended, the cotangents' hash once the backward began, and each group's exact
+/// partial sum of the gradient after each task's reverse are written, synced and listed in a
+/// manifest in `directory`. A job killed anywhere and started again with `resume` does not run
+/// again the forwards whose outputs are listed nor the reverses already summed, and gives the
+/// gradient bit for bit. The files are rewind-ensemble-<label>.*; a pass that ends removes them.
+struct EnsembleResumeConfig {
+  bool enabled = false;  ///< keep the manifest (needs `directory`)
+  /// Go on from a killed run's manifest if there is one (a fresh start if none). Without it, a
+  /// manifest there is refused rather than overwritten.
+  bool resume = false;
+  std::string directory;           ///< every rank's (a shared file system); must exist
+  std::string label = "ensemble";  ///< one resumable ensemble per label and directory
+  /// What else makes it the same problem (the program, its options, a hash of the parameters of
+  /// this pass): a resumed run must give the same text.
+  std::string identity;
+};
+
 struct EnsembleConfig {
   int group_size = 1;  ///< g, ranks per group; must divide the communicator's size
   Assign assign = Assign::Dynamic;
@@ -47,6 +65,7 @@ struct EnsembleConfig {
   /// failure. If they do not come (they are blocked in a collective call of the task with the
   /// failed rank), the failed rank throws alone and the job must be aborted (MPI_Abort).
   double failure_wait_seconds = 30.0;
+  EnsembleResumeConfig resume;
 };
 
 /// What one task cost, as its front end counted it (this group).
@@ -69,6 +88,11 @@ struct TaskRecord {
   double forward_begin = 0, forward_end = 0;
   double backward_begin = 0, backward_end = 0;
   TaskCost cost;
+  /// Its forward ran in a killed run (resume): its output is the manifest's, and its tape, lost
+  /// with that run, is recorded again before its reverse (cost.cut).
+  bool forward_resumed = false;
+  /// Its gradient was summed in a killed run: it was not reversed again.
+  bool backward_resumed = false;
 };
 
 /// Every task's output, in task order, on every rank.
@@ -90,8 +114,11 @@ struct EnsembleReport {
   int group_size = 0;
   Assign assign = Assign::Dynamic;
   bool costliest_first = false;  ///< the tasks were claimed costliest first (ClaimOrder)
-  double forward_seconds = 0;    ///< the forward pass, slowest rank
-  double backward_seconds = 0;   ///< the backward pass, slowest rank
+  /// The generation of the killed run's manifest this run went on from (EnsembleResumeConfig);
+  /// 0: it started afresh. The tasks resumed are flagged in `mapping`.
+  std::int64_t resumed_generation = 0;
+  double forward_seconds = 0;   ///< the forward pass, slowest rank
+  double backward_seconds = 0;  ///< the backward pass, slowest rank
   /// Payload bytes the backward pass handed to MPI over the whole communicator: the cotangents
   /// (scatter to the groups and broadcast within them) and the gradient reduction.
   std::int64_t backward_cotangent_bytes = 0;
@@ -124,6 +151,11 @@ class TaskRunner {
   /// tasks and on every rank, before it runs; negative: unknown (the default). With every
   /// task's estimate, dynamic assignment claims the costliest first (ClaimOrder).
   virtual double estimate(std::int64_t task) const;
+  /// With EnsembleConfig::resume: task k's forward ran in a killed run (its output is in the
+  /// manifest) and this group reverses it. Its tape went with that run: hold it as a tape that
+  /// was cut, whose forward runs again just before its reverse (as a recomputation). The default
+  /// throws Error(InvalidArgument): a front end that cannot do that cannot resume.
+  virtual void adopt(std::int64_t task);
   /// Drops every tape held (after a failure or when the caller gives up the map). Never
   /// collective, never throws.
   virtual void discard() noexcept = 0;
@@ -149,6 +181,9 @@ class Ensemble {
   /// The forward map: runs tasks 0 .. tasks-1 with this group's `runner` and returns every
   /// task's output on every rank. Collective. Throws Error(InvalidArgument) for tasks < 0 or
   /// while the tapes of an earlier forward() are still held (call backward() or discard()).
+  /// With EnsembleConfig::resume, a killed run's manifest is taken in here (refused, on every
+  /// rank and by name, when it is of another problem, another group size, or damaged): the
+  /// tasks whose outputs it lists are not run, and those it lists as summed are not reversed.
   Outputs forward(std::int64_t tasks, TaskRunner& runner);
 
   /// The backward map: `ybar` holds the cotangents of every task's output, in the layout of
@@ -157,10 +192,12 @@ class Ensemble {
   /// in forward()) and the contributions are summed so that the result does not depend on the
   /// group count or on which group ran which task. Returns this rank's block of dJ/dm (the
   /// same on every group). Collective. Throws Error(InvalidArgument) before a forward(), or
-  /// for a ybar of the wrong length (on every rank).
+  /// for a ybar of the wrong length (on every rank), or, resuming a backward pass, for a ybar
+  /// other than the one the killed run was given.
   std::vector<double> backward(std::span<const double> ybar, TaskRunner& runner, int root = 0);
 
-  /// Gives up the tapes of the last forward() without reversing them. Collective.
+  /// Gives up the tapes of the last forward() without reversing them (and, with
+  /// EnsembleConfig::resume, removes the manifest: nothing is left to resume). Collective.
   void discard(TaskRunner& runner);
 
   /// The recorded mapping: task -> (group, position), in task order, on every rank.

@@ -96,6 +96,16 @@ class ReproducibleSum {
   /// Number of vectors added, here and in everything merged or reduced in.
   std::uint64_t terms() const noexcept { return terms_; }
 
+  /// The exact state, for keeping a partial sum durable (an ensemble that resumes after a
+  /// kill): words_per_entry() words per entry, in entry order. Rank-local.
+  const std::vector<std::uint64_t>& words() const noexcept { return state_; }
+  static constexpr std::size_t words_per_entry() noexcept { return 4; }
+  /// The sum whose words() and terms() these were: restored bit for bit. Throws
+  /// Error(InvalidArgument) when the word count is not words_per_entry() per entry of `length`
+  /// or `terms` exceeds max_terms. Rank-local.
+  static ReproducibleSum from_words(std::size_t length, std::uint64_t terms,
+                                    std::vector<std::uint64_t> words);
+
  private:
   std::size_t length_;
   std::uint64_t terms_ = 0;

@@ -67,6 +67,7 @@ class StepperTasks final : public TaskRunner {
   std::vector<double> backward(std::int64_t task, std::span<const double> ybar) override;
   TaskCost cost(std::int64_t task) const override;
   double estimate(std::int64_t task) const override;
+  void adopt(std::int64_t task) override;
   void discard() noexcept override;
 
   engine::Stores& stores() { return *stores_; }

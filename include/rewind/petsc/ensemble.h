@@ -17,6 +17,10 @@
                                             RewindEnsembleSetTaskCosts gave every cost (default)
      -rewind_ensemble_failure_wait <s>      how long a rank whose task failed waits for its group
                                             (default 30; then RewindEnsembleGetMustAbort)
+     -rewind_ensemble_resume <bool>         keep a manifest in -rewind_ensemble_dirname (outputs,
+                                            partial sums) and go on from a killed run's: the same
+                                            command again, on any multiple of g ranks
+                                            (docs/ensemble.md, "Resume after a kill")
    Each task's own budget and schedule are the usual -ts_trajectory_* options of its TS.
 
    Every function is collective on the ensemble's communicator unless it says otherwise; the
@@ -106,6 +110,10 @@ typedef struct {
   PetscInt cut;               /* tasks whose checkpoints were dropped and forward run again */
   PetscReal peak_rss_bytes;   /* this rank's resident-memory peak since the forward pass began
                                  (Linux; elsewhere since the process started) */
+  PetscInt resumed_generation; /* -rewind_ensemble_resume: the generation of the killed run's
+                                  manifest the last forward pass went on from (0: afresh) */
+  PetscInt outputs_resumed;    /* tasks whose output came from that manifest (not run forward) */
+  PetscInt gradients_resumed;  /* of those, tasks whose gradient it had summed (not reversed) */
 } RewindEnsembleStats;
 PetscErrorCode RewindEnsembleGetStats(RewindEnsemble ens, RewindEnsembleStats* stats);
 
@@ -131,6 +139,9 @@ typedef struct {
   PetscBool spilled;                      /* its RAM checkpoints were moved to disk to make room */
   PetscBool cut;                          /* its checkpoints were dropped to make room and its
                                              forward run again before its adjoint */
+  PetscBool forward_resumed;              /* its output came from a killed run's manifest; its
+                                             forward runs again before its adjoint (cut) */
+  PetscBool backward_resumed;             /* its gradient was summed in the killed run */
 } RewindEnsembleTaskRecord;
 PetscErrorCode RewindEnsembleGetTaskRecord(RewindEnsemble ens, PetscInt task,
                                            RewindEnsembleTaskRecord* record);

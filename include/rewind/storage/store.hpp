@@ -198,6 +198,12 @@ class DurableStore {
 /// Builds store `name` ("ram", "hdf5"). Collective on config.comm for collective stores.
 std::unique_ptr<Store> make_store(std::string_view name, const StoreConfig& config);
 
+/// Removes, in `directory`, the partial files that disk stores of runs killed on this host left
+/// (the "hdf5" store's own pattern; never a live store's file, never another host's). A store
+/// does this when it opens its file; a resumed run whose stores may never open one (a resumed
+/// ensemble) calls it. Returns the names removed. Never throws; not collective.
+std::vector<std::string> remove_files_of_dead_runs(const std::string& directory);
+
 /// The registered store names, "ram, hdf5".
 std::string store_names();
 

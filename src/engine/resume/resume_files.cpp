@@ -10,11 +10,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "manifest_format.hpp"
+#include "rewind/engine/durable_files.hpp"
 #include "rewind/error.hpp"
 
 namespace rwd::engine::detail {
-
-namespace {
 
 std::string sanitized(const std::string& label) {
   std::string out;
@@ -25,6 +25,8 @@ std::string sanitized(const std::string& label) {
   }
   return out.empty() ? std::string("_") : out;  // as the HDF5 store names its files
 }
+
+namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
   throw Error(ErrorCode::Io, "resume: " + what + " '" + path + "': " + std::strerror(error));
@@ -77,7 +79,7 @@ std::optional<std::string> read_text(const std::string& path) {
   return text;
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
+void write_atomically(const std::string& path, std::string_view text) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
     Fd file{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
@@ -218,3 +220,26 @@ std::vector<std::string> remove_partial_names_of(const std::string& directory,
 }
 
 }  // namespace rwd::engine::detail
+
+namespace rwd::engine {
+
+std::string file_label(const std::string& label) {
+  return detail::sanitized(label);
+}
+std::optional<std::string> read_durable(const std::string& path) {
+  return detail::read_text(path);
+}
+void write_durable(const std::string& path, std::string_view bytes) {
+  detail::write_atomically(path, bytes);
+}
+void remove_durable(const std::string& path) {
+  detail::remove_file(path);
+}
+int lock_durable_run(const std::string& path, const std::string& elsewhere) {
+  return detail::lock_run(path, elsewhere);
+}
+std::uint64_t durable_checksum(std::string_view bytes) {
+  return detail::text_checksum(bytes);
+}
+
+}  // namespace rwd::engine

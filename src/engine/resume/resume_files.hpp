@@ -4,10 +4,13 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rwd::engine::detail {
 
+/// The label as file names hold it (rwd::engine::file_label).
+std::string sanitized(const std::string& label);
 /// `<directory>/rewind-<label>.resume`, the label sanitised as the HDF5 store does it.
 std::string manifest_path(const std::string& directory, const std::string& label);
 /// The name, in the directory, of the link generation `g` keeps to its checkpoint file:
@@ -19,7 +22,7 @@ std::optional<std::string> read_text(const std::string& path);
 /// Replaces `path` by `text` so that a kill leaves the old or the new file, never a torn one:
 /// written to `<path>.tmp-<pid>`, synced, renamed over `path`, and the directory synced.
 /// Throws Error(Io) with the OS's reason (the temporary is removed).
-void write_atomically(const std::string& path, const std::string& text);
+void write_atomically(const std::string& path, std::string_view text);
 /// "rewind-<label>.resume-*.h5", the label sanitised: how the links are named, for messages.
 std::string data_links_pattern(const std::string& label);
 /// A hard link `to` of `from`. Throws Error(Io) with the OS's reason (a file system without

@@ -1,0 +1,75 @@
+#pragma once
+// An ensemble's progress kept on disk so that a killed job goes on where it was
+// (EnsembleResumeConfig; docs/ensemble.md, "Resume after a kill"): the files of
+// durable_format.hpp written as the passes go, read back and taken over by a resumed run, with
+// another group count if need be. Private to the ensemble layer.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "durable_format.hpp"
+#include "groups.hpp"
+#include "rewind/ensemble/ensemble.hpp"
+#include "rewind/ensemble/reproducible_sum.hpp"
+
+namespace rwd::ensemble::detail {
+
+/// What a killed run left for this pass (the same on every rank but `partial`).
+struct Resumed {
+  std::int64_t generation = 0;                    ///< the killed run's; 0: a fresh start
+  std::map<std::int64_t, DurableOutput> outputs;  ///< every task whose forward is durable
+  std::map<std::int64_t, int> owner;              ///< of those, the group that takes it over
+  std::set<std::int64_t> summed;                  ///< the tasks whose gradient is summed
+  std::optional<ReproducibleSum> partial;         ///< this rank's share of those sums
+};
+
+class DurableEnsemble {
+ public:
+  /// Checks the settings and takes the run's lock (world rank 0). Collective on the world.
+  DurableEnsemble(const Groups& groups, const EnsembleResumeConfig& config);
+  /// Lets the lock go (rank-local).
+  ~DurableEnsemble();
+  DurableEnsemble(const DurableEnsemble&) = delete;
+  DurableEnsemble& operator=(const DurableEnsemble&) = delete;
+
+  /// A forward pass of `tasks` begins: takes in a killed run's manifest (with `resume`; refused
+  /// otherwise) and writes this run's. Collective on the world.
+  const Resumed& begin_forward(std::int64_t tasks);
+  /// Task k's forward ended on this group with output `y`: listed (the group's leader writes).
+  /// Rank-local.
+  void forward_done(std::int64_t task, std::int64_t steps, const std::vector<double>& y);
+  /// The backward pass begins with `ybar` (read on `root`): a resumed one must have the killed
+  /// run's. Collective on the world.
+  void begin_backward(std::span<const double> ybar, int root);
+  /// Task k's gradient is in `sum`, this rank's partial sum: made durable on every rank of the
+  /// group, then listed. Collective on the group.
+  void summed(std::int64_t task, const ReproducibleSum& sum);
+  /// The pass ended (or was given up): every file goes. Collective on the world.
+  void finish();
+
+ private:
+  std::string path(const std::string& name) const;
+  std::vector<std::string> read_manifest(const std::string& head_path);
+  void check_problem(const DurableHead& saved) const;
+  void take_over(const std::vector<std::string>& texts);
+  void summed_files(const ReproducibleSum& sum);
+  void write_group();
+  void write_head();
+  void remove_generation(std::int64_t generation);
+
+  const Groups& groups_;
+  EnsembleResumeConfig config_;
+  int lock_ = -1;
+  DurableHead head_;    // this run's
+  DurableGroup group_;  // this group's, this generation (the leader writes it)
+  std::string last_sum_;
+  Resumed resumed_;
+  bool live_ = false;  // this pass's files exist
+};
+
+}  // namespace rwd::ensemble::detail

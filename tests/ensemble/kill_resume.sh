@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Kills a resumable ensemble (SIGKILL to the whole mpirun) in its forward pass, between the
+# passes and in its backward pass, resumes it with the same command, and checks: the gradient is
+# bit for bit the uninterrupted run's; every task's forward ran once over the killed and the
+# resumed run together, or its output came from the manifest (no durable forward run again); no
+# summed task reversed again; the directory is left empty. Then resumes with half the ranks
+# (another group count), and refuses what a killed run's files are not for: another group
+# size, another problem, a run not told to resume, a damaged manifest or partial sum.
+# Usage: kill_resume.sh cxx APP WORKDIR RANKS
+set -euo pipefail
+kind=$1 app=$2 work=$3 ranks=$4
+mpiexec=${MPIEXEC:-mpirun}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+field() { sed -n "s/.* $1 \([^ ]*\).*/\1/p" <<<"$2"; }
+source "$(dirname "$0")/../support/kill_session.sh"
+[ "$kind" = cxx ] || fail "unknown kind $kind"
+
+rm -rf "$work"
+mkdir -p "$work"
+common=(--dir "$work" --tasks 12 --ram 3 --group-ram 6 --group-disk 8)
+run() {  # run NP args...: the result line
+  local np=$1
+  shift
+  "$mpiexec" -n "$np" --oversubscribe "$app" "${common[@]}" "$@" 2>"$work/stderr.log" |
+    grep '^result' || { cat "$work/stderr.log" >&2; fail "no result from: $*"; }
+}
+start_paused() {  # start_paused NP args...: until the run holds at its kill point
+  local np=$1
+  shift
+  rm -f "$work/marker"
+  setsid "$mpiexec" -n "$np" --oversubscribe "$app" "${common[@]}" --marker "$work/marker" "$@" \
+    >"$work/killed.log" 2>&1 &
+  paused=$!
+  wait_for_marker "$work/marker" "$paused" "$work/killed.log" \
+    "the run to kill ($*) never reached its kill point" 600
+}
+killed_run() {
+  start_paused "$@"
+  kill_session $paused || fail "processes of the killed run live on: $(session_pids $paused)"
+  rm -f "$work/marker"
+  [ -e "$work/rewind-ensemble-ensemble.resume" ] || fail "no manifest after a kill ($*)"
+}
+expect_empty() {
+  local left
+  left=$(ls -A "$work" | grep -v -e '^killed.log$' -e '^stderr.log$' || true)
+  [ -z "$left" ] || fail "files left in the directory after the run ended: $left"
+}
+# A resumed run: its gradient is the baseline's; each task's forward came from the manifest or
+# ran here, and each gradient was summed there or reversed here.
+check_resumed() {  # check_resumed WHAT RESULT BASELINE
+  local what=$1 r=$2 base=$3
+  [ "$(field gradient "$r")" = "$(field gradient "$base")" ] || fail "$what: gradient $r, expected $base"
+  [ "$(field outputs "$r")" = "$(field outputs "$base")" ] || fail "$what: outputs $r"
+  [ "$(field resumed "$r")" -ge 1 ] || fail "$what: the run did not resume: $r"
+  [ $(( $(field ran "$r") + $(field outputs_resumed "$r") )) = 12 ] ||
+    fail "$what: forwards run again or missing: $r"
+  [ $(( $(field reversed "$r") + $(field gradients_resumed "$r") )) = 12 ] ||
+    fail "$what: reverses run again or missing: $r"
+  expect_empty
+}
+
+half=$((ranks / 2))
+for g in 1 2; do
+  [ $((ranks % g)) = 0 ] || continue
+  base=$(run "$ranks" --plain --group-size "$g")
+  echo "g=$g baseline: $base"
+  [ "$(field spilled "$base")" -gt 0 ] && [ "$(field cut "$base")" -gt 0 ] ||
+    fail "the group budgets neither spill nor cut: $base"
+  fresh=$(run "$ranks" --group-size "$g")
+  [ "$(field gradient "$fresh")" = "$(field gradient "$base")" ] || fail "resumable, never killed: $fresh"
+  [ "$(field resumed "$fresh")" = 0 ] || fail "a fresh run resumed: $fresh"
+  expect_empty
+  for point in forward:1 forward:2 gap adjoint:1 adjoint:2; do
+    killed_run "$ranks" --group-size "$g" --kill "$point"
+    r=$(run "$ranks" --group-size "$g" --resume)
+    echo "g=$g killed at $point, resumed: $r"
+    check_resumed "g=$g kill at $point" "$r" "$base"
+    case $point in
+      gap) [ "$(field outputs_resumed "$r")" = 12 ] && [ "$(field gradients_resumed "$r")" = 0 ] ||
+             fail "killed between the passes: every output is durable, no gradient summed: $r" ;;
+      adjoint:2) [ "$(field gradients_resumed "$r")" -ge 1 ] && [ "$(field outputs_resumed "$r")" = 12 ] ||
+                   fail "killed in the backward pass: summed gradients not kept: $r" ;;
+      forward:2) [ "$(field outputs_resumed "$r")" -ge 1 ] || fail "killed after a forward: $r" ;;
+    esac
+  done
+  # Killed twice: in the forward pass, then in the resumed run's backward pass.
+  killed_run "$ranks" --group-size "$g" --kill forward:2
+  killed_run "$ranks" --group-size "$g" --resume --kill adjoint:2
+  r=$(run "$ranks" --group-size "$g" --resume)
+  echo "g=$g killed twice, resumed: $r"
+  check_resumed "g=$g killed twice" "$r" "$base"
+  [ "$(field resumed "$r")" = 2 ] || fail "killed twice: the manifest's generation is not 2: $r"
+  # Another group count (half the ranks, the same group size): the killed run's groups are
+  # taken over by the new ones; the bits are the same.
+  if [ $((half % g)) = 0 ] && [ "$half" -ge "$g" ]; then
+    for point in forward:2 adjoint:2; do
+      killed_run "$ranks" --group-size "$g" --kill "$point"
+      r=$(run "$half" --group-size "$g" --resume)
+      echo "g=$g killed at $point on $ranks ranks, resumed on $half: $r"
+      check_resumed "g=$g resumed on $half ranks after $point" "$r" "$base"
+    done
+  fi
+done
+
+# ---- refusals: a killed run's files are used only by a resume of the same problem, intact ----
+killed_run "$ranks" --kill adjoint:2
+mkdir -p "$work/saved"
+cp "$work/rewind-ensemble-ensemble.resume" "$work/head.saved"
+cp "$work"/rewind-ensemble-ensemble.resume "$work"/rewind-ensemble-ensemble.[0-9]* "$work/saved/"
+refused() {  # refused REGEX NP args...: fails with a message matching REGEX, files unchanged
+  local regex=$1 np=$2 out
+  shift 2
+  if out=$("$mpiexec" -n "$np" --oversubscribe "$app" "${common[@]}" "$@" 2>&1); then
+    fail "not refused ($*): $out"
+  fi
+  grep -Eq "$regex" <<<"$out" || fail "refused ($*) without '$regex': $out"
+  for f in "$work"/saved/*; do
+    cmp -s "$f" "$work/$(basename "$f")" || fail "refusing ($*) changed $(basename "$f")"
+  done
+  echo "refused ($*): $(grep -Eo "$regex" <<<"$out" | head -1)"
+}
+refused "is the manifest of a killed ensemble run that can be resumed" "$ranks"
+refused "the identity text \('resume_app' there, 'another' now\)" "$ranks" --resume --identity another
+refused "the task count \(12 there, 11 now\)" "$ranks" --resume --tasks 11
+if [ $((ranks % 2)) = 0 ]; then
+  refused "the group size \(1 there, 2 now: a task's arithmetic depends on its group's decomposition" \
+    "$ranks" --resume --group-size 2
+fi
+head=$work/rewind-ensemble-ensemble.resume
+sed -i 's/^tasks 12$/tasks 13/' "$head"
+cp "$head" "$work/saved/"  # the damaged file must stay as it is too
+refused "rewind-ensemble-ensemble.resume: its checksum does not match its text" "$ranks" --resume
+cp "$work/head.saved" "$head"
+cp "$head" "$work/saved/"
+sum=$(ls "$work"/rewind-ensemble-ensemble.1.sum-* | head -1)
+[ -n "$sum" ] || fail "no partial sum after a kill in the backward pass"
+cp "$sum" "$work/sum.saved"
+printf '\x01' | dd of="$sum" bs=1 seek=40 conv=notrunc status=none
+cp "$sum" "$work/saved/"
+refused "the partial sum .*sum-[0-9-]+ fails its checksum" "$ranks" --resume
+cp "$work/sum.saved" "$sum"
+rm "$work/sum.saved" "$work/head.saved"
+base=$(run "$ranks" --plain)
+r=$(run "$ranks" --resume)
+rm -rf "$work/saved"
+check_resumed "after the refusals" "$r" "$base"
+echo "ensemble kill and resume: passed"
