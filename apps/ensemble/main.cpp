@@ -23,6 +23,8 @@
 //       -rewind_ensemble_assign static -ts_trajectory_max_cps_ram 3
 //       -rewind_ensemble_max_cps_ram 6 -rewind_ensemble_max_cps_disk 6
 //       -summary_json ens.json -gradient_out ens.h5                              (one command)
+//   mpirun -n 4 --oversubscribe build/bin/rewind-ensemble -rewind_ensemble_resume
+//       -rewind_ensemble_dirname /scratch/ens      (killed? the same command again goes on)
 //
 // The problem is problem.hpp, one task source_task.hpp, the passes through the ensemble API
 // ensemble_pass.hpp, the checks checks.hpp, and what the run prints and writes summary.hpp.
@@ -50,7 +52,9 @@ constexpr char kHelp[] =
     "rewind's ensemble map. Options: -ensemble_tasks K (12), -ensemble_steps_min/_max (20/80),\n"
     "-ensemble_kappa0 (0.01), -ensemble_velocity (1), -da_grid_x/-da_grid_y (64),\n"
     "-ts_dt (0.005), -rewind_ensemble_* (groups, assignment, group budget), -ts_trajectory_*\n"
-    "(each task's budget), -compare_serial, -taylor, -summary_json FILE, -gradient_out FILE.h5.\n";
+    "(each task's budget), -compare_serial, -taylor, -summary_json FILE, -gradient_out FILE.h5.\n"
+    "-rewind_ensemble_resume: a job killed in either pass goes on where it was when started\n"
+    "again with the same command (its manifest in -rewind_ensemble_dirname).\n";
 
 // The grid every task uses, as the -da_ options make it.
 void grid_size(const Layout& l, PetscInt* mx, PetscInt* my) {

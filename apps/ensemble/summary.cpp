@@ -131,6 +131,15 @@ std::string mapping_text(const Run& r) {
       "  group budget %d tape%s spilled from RAM to disk, %d cut (checkpoints dropped, forward "
       "run again before the adjoint)\n",
       spilled, spilled == 1 ? "" : "s", cut);
+  if (r.stats.resumed_generation > 0) {
+    os << format(
+        "  resumed      from a killed run's manifest (-rewind_ensemble_resume, generation %lld): "
+        "%lld outputs taken from it\n"
+        "               (not solved forward again; their tapes recorded again before their "
+        "adjoints), %lld gradients already summed\n",
+        (long long)r.stats.resumed_generation, (long long)r.stats.outputs_resumed,
+        (long long)r.stats.gradients_resumed);
+  }
   os << format(
       "  backward     each group got one message with the cotangents of its own tasks (%lld "
       "bytes in all);\n"
