@@ -299,7 +299,8 @@ struct Ensemble::Impl {
     for (const auto& [k, q] : resumed->owner) {
       if (q != groups.group_index() || resumed->summed.contains(k)) continue;
       std::optional<Error> f =
-          agree_task(capture_task([&] { runner.adopt(k); }), k, "take-over (resume)", runner);
+          agree_task(capture_task([&] { runner.adopt(k, resumed->outputs.at(k).values); }), k,
+                     "take-over (resume)", runner);
       if (f) return f;
       Entry e;
       e.task = k;
@@ -519,7 +520,7 @@ double TaskRunner::estimate(std::int64_t) const {
   return -1.0;
 }
 
-void TaskRunner::adopt(std::int64_t task) {
+void TaskRunner::adopt(std::int64_t task, std::span<const double>) {
   throw Error(ErrorCode::InvalidArgument,
               "ensemble: this front end cannot take over task " + std::to_string(task) +
                   ", whose forward ran in a killed run (TaskRunner::adopt); it cannot resume");

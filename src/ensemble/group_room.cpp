@@ -1,5 +1,6 @@
 #include "rewind/ensemble/group_room.hpp"
 
+#include <cstring>
 #include <string>
 
 #include "rewind/error.hpp"
@@ -37,6 +38,21 @@ void make_room_for_task(engine::Stores& stores, std::vector<engine::HeldRecordin
                     "per-task budget (StepperTasksConfig::recording; PETSc: "
                     "-ts_trajectory_max_cps_ram and -ts_trajectory_max_cps_disk)");
   }
+}
+
+void require_same_output(std::int64_t task, std::span<const double> first,
+                         std::span<const double> again) {
+  const bool same = first.size() == again.size() &&
+                    std::memcmp(first.data(), again.data(), first.size() * sizeof(double)) == 0;
+  if (same) return;
+  throw Error(ErrorCode::InvalidArgument,
+              "ensemble: task " + std::to_string(task) +
+                  "'s forward, run again before its reverse (its tape was cut, or went with a "
+                  "killed run), does not give the output its first sweep gave (" +
+                  std::to_string(again.size()) + " values, " + std::to_string(first.size()) +
+                  " then): the program, its parameters or its data differ from the run that "
+                  "made the tape (a resumed ensemble's identity must name what differs), or the "
+                  "task is not deterministic; the gradient would be wrong");
 }
 
 }  // namespace rwd::ensemble

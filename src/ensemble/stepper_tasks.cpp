@@ -74,6 +74,7 @@ std::vector<double> StepperTasks::forward(std::int64_t k) {
   tape.order = recorded_++;
   record(k, *task, tape, false);
   std::vector<double> y = task->output();
+  tape.output = y;
   const engine::RunStats stats = tape.recording->stats();
   tape.cost.steps = stats.steps;
   tape.cost.forward_steps = stats.forward_steps;
@@ -106,6 +107,7 @@ std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const doubl
   if (!tape.recording) {  // cut: record it again (its steps reach the task as recomputations)
     record(k, *task, tape, true);
     tape.cost.forward_steps += tape.recording->stats().forward_steps;
+    require_same_output(k, tape.output, task->output());
   } else {
     make_room(k, tape.recording->reverse_claim(), tape.recording->id());
     tape.recording->attach(task->stepper());
@@ -121,11 +123,12 @@ std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const doubl
   return g;
 }
 
-void StepperTasks::adopt(std::int64_t k) {
+void StepperTasks::adopt(std::int64_t k, std::span<const double> output) {
   require(!tapes_.contains(k), "ensemble: task " + std::to_string(k) + " is held already");
   Tape tape;  // no recording: recorded again before its reverse, as a cut tape is
   tape.order = recorded_++;
   tape.cost.cut = true;
+  tape.output.assign(output.begin(), output.end());
   tapes_[k] = std::move(tape);
 }
 

@@ -56,6 +56,7 @@ class TsTasks final : public ensemble::TaskRunner {
     solve(k, held);
     std::vector<double> y(static_cast<std::size_t>(output_size_));
     REWIND_PETSC(ops_.output(static_cast<PetscInt>(k), held.ts, ctx_, y.data()));
+    held.output = y;
     held_[k] = std::move(held);
     return y;
   }
@@ -66,9 +67,12 @@ class TsTasks final : public ensemble::TaskRunner {
 
   std::vector<double> backward(std::int64_t k, std::span<const double> ybar) override {
     Held& h = held_.at(k);
-    if (!h.ts) {  // cut: solve it again
+    if (!h.ts) {  // cut: solve it again; it must give the output it gave
       solve(k, h);
       h.cost.cut = true;
+      std::vector<double> again(static_cast<std::size_t>(output_size_));
+      REWIND_PETSC(ops_.output(static_cast<PetscInt>(k), h.ts, ctx_, again.data()));
+      ensemble::require_same_output(k, h.output, again);
     } else if (engine::Recording* r = recording(h.ts)) {
       make_room(k, r->reverse_claim(), r->id());
     }
@@ -106,11 +110,12 @@ class TsTasks final : public ensemble::TaskRunner {
   }
 
   // A task whose forward ran in a killed run: solved again before its reverse, as a cut one.
-  void adopt(std::int64_t k) override {
+  void adopt(std::int64_t k, std::span<const double> output) override {
     require(!held_.contains(k), "ensemble: task " + std::to_string(k) + " is held already");
     Held h;
     h.order = recorded_++;
     h.cost.cut = true;
+    h.output.assign(output.begin(), output.end());
     held_[k] = h;
   }
 
@@ -126,6 +131,7 @@ class TsTasks final : public ensemble::TaskRunner {
     TS ts = nullptr;  // null once cut
     std::int64_t order = 0;
     ensemble::TaskCost cost;
+    std::vector<double> output;  // its first sweep's: a solve run again must give it
   };
 
   static engine::Recording* recording(TS ts) {

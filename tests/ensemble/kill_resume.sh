@@ -144,4 +144,14 @@ base=$(run "$ranks" --plain)
 r=$(run "$ranks" --resume)
 rm -rf "$work/saved"
 check_resumed "after the refusals" "$r" "$base"
+# The same identity with other parameters: the tapes recorded again must give the outputs the
+# manifest lists, or the pass fails naming the task (its files kept: the right program resumes).
+killed_run "$ranks" --kill gap
+if out=$("$mpiexec" -n "$ranks" --oversubscribe "$app" "${common[@]}" --resume --param-shift 1e-3 2>&1); then
+  fail "a resume with other parameters was not refused: $out"
+fi
+grep -q "does not give the output its first sweep gave" <<<"$out" || fail "other parameters: $out"
+echo "refused (--resume --param-shift 1e-3): does not give the output its first sweep gave"
+r=$(run "$ranks" --resume)
+check_resumed "after a refused resume with other parameters" "$r" "$base"
 echo "ensemble kill and resume: passed"

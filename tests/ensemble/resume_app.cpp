@@ -6,7 +6,7 @@
 //          gradients_resumed <n>
 // Usage: rewind_ensemble_resume_app --dir D [--tasks K] [--group-size g] [--assign A]
 //          [--ram R] [--group-ram C] [--group-disk C] [--resume] [--plain] [--identity S]
-//          [--kill forward:N | adjoint:N | gap] [--marker FILE]
+//          [--kill forward:N | adjoint:N | gap] [--marker FILE] [--param-shift h]
 // --plain runs without a manifest (the baseline); --kill holds the job once its group's N-th
 // task starts its first sweep (forward:N) or its reverse (adjoint:N), or after the forward pass
 // (gap): rank 0 of the group writes FILE and every rank of it waits for the driver's SIGKILL.
@@ -34,6 +34,7 @@ constexpr int kCells = 48;
 struct Options {
   std::string dir, marker, kill, identity = "resume_app", assign = "dynamic";
   std::int64_t tasks = 12, ram = 3, group_ram = -1, group_disk = -1;
+  double shift = 0.0;  // the parameter field moved by this much (another problem)
   int group_size = 1;
   bool resume = false, plain = false;
 };
@@ -82,7 +83,7 @@ class HeldStepper final : public ForwardingStepper {
 
 class SourceTask final : public ensemble::Task {
  public:
-  SourceTask(std::int64_t k, MPI_Comm group, Hold& hold)
+  SourceTask(std::int64_t k, MPI_Comm group, Hold& hold, double shift)
       : ring_(group, kCells),
         model_(ring_, 0.05),
         held_(model_, hold, group),
@@ -93,7 +94,7 @@ class SourceTask final : public ensemble::Task {
       return std::exp(-d * d);
     });
     model_.set_receivers({5, 17, 29});
-    model_.reset(0.0, 0.0);
+    model_.reset(0.0, shift);
   }
   engine::Stepper& stepper() override { return held_; }
   schedule::Step steps() const override { return steps_; }
@@ -140,6 +141,8 @@ Options parse(int argc, char** argv) {
       o.group_disk = std::stoll(value());
     else if (arg == "--identity")
       o.identity = value();
+    else if (arg == "--param-shift")
+      o.shift = std::stod(value());
     else if (arg == "--kill")
       o.kill = value();
     else if (arg == "--marker")
@@ -184,7 +187,9 @@ int run(int argc, char** argv) {
   tc.estimate = [](std::int64_t k) { return static_cast<double>(12 + 5 * (k % 5)); };
   ensemble::StepperTasks runner(
       group,
-      [&](std::int64_t k, MPI_Comm comm) { return std::make_unique<SourceTask>(k, comm, hold); },
+      [&](std::int64_t k, MPI_Comm comm) {
+        return std::make_unique<SourceTask>(k, comm, hold, o.shift);
+      },
       tc);
 
   const ensemble::Outputs out = ens.forward(o.tasks, runner);

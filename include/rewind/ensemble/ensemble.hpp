@@ -151,11 +151,12 @@ class TaskRunner {
   /// tasks and on every rank, before it runs; negative: unknown (the default). With every
   /// task's estimate, dynamic assignment claims the costliest first (ClaimOrder).
   virtual double estimate(std::int64_t task) const;
-  /// With EnsembleConfig::resume: task k's forward ran in a killed run (its output is in the
-  /// manifest) and this group reverses it. Its tape went with that run: hold it as a tape that
-  /// was cut, whose forward runs again just before its reverse (as a recomputation). The default
-  /// throws Error(InvalidArgument): a front end that cannot do that cannot resume.
-  virtual void adopt(std::int64_t task);
+  /// With EnsembleConfig::resume: task k's forward ran in a killed run, which gave `output`
+  /// (the manifest's), and this group reverses it. Its tape went with that run: hold it as a
+  /// tape that was cut, whose forward runs again just before its reverse (as a recomputation)
+  /// and must give `output` again, bit for bit. The default throws Error(InvalidArgument): a
+  /// front end that cannot do that cannot resume.
+  virtual void adopt(std::int64_t task, std::span<const double> output);
   /// Drops every tape held (after a failure or when the caller gives up the map). Never
   /// collective, never throws.
   virtual void discard() noexcept = 0;

@@ -6,6 +6,7 @@
 /// and the PETSc ensemble).
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "rewind/engine/room.hpp"
@@ -19,5 +20,11 @@ namespace rwd::ensemble {
 void make_room_for_task(engine::Stores& stores, std::vector<engine::HeldRecording>& held,
                         std::int64_t task, const engine::Claim& need, std::int64_t recording,
                         const engine::RoomHooks& hooks);
+
+/// Throws Error(InvalidArgument) naming `task` unless `again` (the output of a forward run again
+/// before the task's reverse) is `first` (its first sweep's) bit for bit. Rank-local; every rank
+/// of the group compares the same values.
+void require_same_output(std::int64_t task, std::span<const double> first,
+                         std::span<const double> again);
 
 }  // namespace rwd::ensemble

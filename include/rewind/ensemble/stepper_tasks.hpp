@@ -67,7 +67,7 @@ class StepperTasks final : public TaskRunner {
   std::vector<double> backward(std::int64_t task, std::span<const double> ybar) override;
   TaskCost cost(std::int64_t task) const override;
   double estimate(std::int64_t task) const override;
-  void adopt(std::int64_t task) override;
+  void adopt(std::int64_t task, std::span<const double> output) override;
   void discard() noexcept override;
 
   engine::Stores& stores() { return *stores_; }
@@ -77,6 +77,7 @@ class StepperTasks final : public TaskRunner {
     std::unique_ptr<engine::Recording> recording;  // null once cut
     std::int64_t order = 0;                        // when it was recorded
     TaskCost cost;
+    std::vector<double> output;  // what its first sweep gave: a sweep run again must give it
   };
   engine::RecordingConfig config_for(const Task& task) const;
   /// Records task k's first sweep into `tape`; `again`: it ran before (the tape was cut).
