@@ -64,6 +64,17 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
                 "schedule '" + plan_->schedule +
                     "' stores at level disk but the budget has no disk slots; give disk slots");
   }
+  if (source_ && !copying_) {  // made again from a durable tape: the tape's data of k
+    std::vector<const FieldShape*> like;
+    std::vector<FieldShape> shapes = shapes_of(fields);
+    for (const FieldShape& sh : shapes) like.push_back(&sh);
+    const std::vector<Field> data = scratch_fields(like);
+    source_(k, data);
+    Source source = std::move(source_);
+    put(k, level, where, data, std::move(variables));
+    source_ = std::move(source);
+    return;
+  }
   const auto v = views(fields);
   stepper_->on_io(IoEvent::WriteBegin);
   const auto t0 = SteadyClock::now();
@@ -115,7 +126,9 @@ void CheckpointIo::copy(const Key& k, Level from, Level to) {
   for (std::size_t v : variables) like.push_back(&state_.at(v));
   const std::vector<Field> fields = scratch_fields(like);
   get(k, from, fields, false);
+  copying_ = true;
   put(k, to, to, fields, variables);
+  copying_ = false;
 }
 
 void CheckpointIo::prefetch(const Key& k) {

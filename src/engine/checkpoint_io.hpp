@@ -5,6 +5,7 @@
 // Rank-local unless a call says otherwise (a collective store makes its calls collective).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -66,6 +67,11 @@ class CheckpointIo {
   /// Starts reading `k` ahead if the cheapest copy the schedule will read is on disk (every rank
   /// holds the same record, so the prefetches are made alike).
   void prefetch(const Key& k);
+  /// Where put() takes a checkpoint's data while a recording is made again from a durable tape
+  /// (Recording::from_durable): `source(key, out)` fills `out` (shaped like the fields put()
+  /// was given) with the tape's data of that key. Empty: the fields given (the usual case).
+  using Source = std::function<void(const Key&, const std::vector<Field>& out)>;
+  void set_source(Source source) { source_ = std::move(source); }
   /// Every checkpoint still recorded is erased: RAM ones at once, disk ones when the stores
   /// next make a collective call. Never collective, so a destructor can call it.
   void drop() noexcept;
@@ -89,6 +95,8 @@ class CheckpointIo {
   std::vector<FieldShape> state_, pullback_;
   const Plan* plan_;
   record::CheckpointRecord record_;
+  Source source_;
+  bool copying_ = false;  // copy() puts what it read from a store, never from the source
   std::set<Key> prefetched_;
   std::vector<std::vector<double>> scratch_;
   double seconds_ = 0.0;

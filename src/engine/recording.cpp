@@ -1,7 +1,14 @@
 #include "rewind/engine/recording.hpp"
 
+#include <map>
+#include <optional>
+
+#include "durable_tape.hpp"
+#include "resume/resume_files.hpp"
 #include "reverse_sweep.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
+#include "rewind/storage/sealed_blocks.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine {
@@ -70,7 +77,7 @@ void Recording::record() {
     throw Error(ErrorCode::InvalidArgument,
                 "recording: record() runs the whole first sweep, but steps were already reported");
   }
-  const Step planned = s.plan.params.steps;
+  const Step planned = s.importing ? s.import_steps : s.plan.params.steps;
   // An online run asks the stepper before its first step too: a run of no steps is refused,
   // never given a step it did not ask for.
   if (planned == 0 && s.finished_everywhere(0)) {
@@ -82,8 +89,10 @@ void Recording::record() {
   Step i = 0;
   while (true) {
     const auto t0 = SteadyClock::now();
-    s.stepper().forward(
-        i, StepContext{.record = s.record_wanted(i), .recompute = s.config.first_sweep_again});
+    if (!s.importing) {  // made again from a tape: the steps' results come from it
+      s.stepper().forward(
+          i, StepContext{.record = s.record_wanted(i), .recompute = s.config.first_sweep_again});
+    }
     s.stats.forward_seconds += seconds_since(t0);
     const bool last = planned > 0 ? i + 1 == planned : s.finished_everywhere(i + 1);
     s.forward_step_done(i, last);
@@ -108,7 +117,67 @@ RunStats Recording::reverse(std::span<const double> seed) {
 }
 
 void Recording::park() {
-  impl_->park();
+  Impl& s = *impl_;
+  s.park();
+  if (s.importing) {  // what it parked came from the tape: the recording is whole again
+    s.io->set_source({});
+    s.importing = false;
+    s.check.load(s.import_check);
+    s.import_check.clear();
+  }
+}
+
+Claim Recording::durable_claim() const {
+  Claim c = impl_->held_claim();
+  if (c.disk != schedule::kUnlimited) c.disk += c.ram;
+  c.ram = 0;
+  c.ram_bytes = 0;
+  return c;
+}
+
+std::string Recording::make_durable(const std::string& link) {
+  Impl& s = *impl_;
+  s.require_phase(Phase::Parked, "make_durable()");
+  storage::Store& disk = s.stores->disk();
+  require(disk.durable() != nullptr,
+          "recording: make_durable() needs a disk store that keeps its checkpoints (hdf5)");
+  s.spill(schedule::kUnlimited);
+  disk.flush();  // synced and sealed
+  std::optional<Error> failure;
+  if (comm::comm_rank(s.stores->comm()) == 0) {
+    failure = comm::capture([&] { detail::link_once(disk.path(), link); });
+  }
+  comm::agree(s.stores->comm(), failure);
+  detail::TapeData t;
+  t.steps = s.steps;
+  t.file = link;
+  for (const auto& [k, level] : s.io->record().held()) {
+    const auto* e = s.io->record().find(k, level);
+    t.keys.push_back({k.step, k.kind, level, e->variables, disk.durable()->sealed_blocks(k)});
+  }
+  t.check = s.check.save();
+  return detail::to_text(t);
+}
+
+std::unique_ptr<Recording> Recording::from_durable(Stepper& stepper, std::shared_ptr<Stores> stores,
+                                                   const RecordingConfig& config,
+                                                   std::string_view text) {
+  auto tape = std::make_shared<detail::TapeData>(detail::parse_tape(text));
+  auto rec = std::make_unique<Recording>(stepper, std::move(stores), config);
+  Impl& s = *rec->impl_;
+  std::map<std::pair<Step, int>, const detail::TapeKey*> index;
+  for (const detail::TapeKey& k : tape->keys) index[{k.step, static_cast<int>(k.kind)}] = &k;
+  // A checkpoint the tape does not hold was freed before the tape was made: the replay frees it
+  // too, unread (its data are left zero).
+  s.io->set_source([tape, index](const storage::Key& k, const std::vector<Field>& out) {
+    const auto it = index.find({k.step, static_cast<int>(k.kind)});
+    if (it != index.end()) storage::read_sealed_blocks(tape->file, it->second->blocks, out);
+  });
+  s.importing = true;
+  s.import_steps = tape->steps;
+  s.import_check = tape->check;
+  rec->record();
+  return rec;
 }
 void Recording::lose_work() {
   impl_->lose_work();

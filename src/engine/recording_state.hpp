@@ -79,6 +79,11 @@ struct RecordingState {
   Step base = 0;               // thin() kept the restart checkpoint of x_base
   Step served_below = 0;       // after replan(): the steps below this one reverse from kept data
   detail::ReplayCheck check;
+  // Made again from a durable tape (Recording::from_durable) until it is parked: the first sweep
+  // is replayed without the stepper (its checkpoints' data come from the tape).
+  bool importing = false;
+  Step import_steps = 0;
+  std::string import_check;  // the first sweep's replay-check prints
   const SteadyClock::time_point started = SteadyClock::now();
   double overlap_at_start = 0.0;
   PrefetchStats prefetch_at_start;

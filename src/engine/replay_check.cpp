@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "rewind/storage/sealed_blocks.hpp"
 #include "rewind/timing.hpp"
@@ -100,6 +102,66 @@ void ReplayCheck::remember(Step step, const std::vector<Field>& fields) {
   } else {
     present_[k] = false;
     odd_[step] = std::move(h);
+  }
+}
+
+std::string ReplayCheck::save() const {
+  std::string out;
+  char buf[128];
+  const auto step_line = [&](std::size_t step, const FieldPrint* p, std::size_t count) {
+    out += std::to_string(step) + " " + std::to_string(count);
+    for (std::size_t j = 0; j < count; ++j) {
+      std::snprintf(buf, sizeof buf, " %llx %a %a %llx", static_cast<unsigned long long>(p[j].hash),
+                    p[j].sum_squares, p[j].projection,
+                    static_cast<unsigned long long>(p[j].bit_projection));
+      out += buf;
+    }
+    out += "\n";
+  };
+  for (std::size_t k = 0; k < present_.size(); ++k) {
+    if (present_[k]) step_line(k, flat_.data() + k * width_, width_);
+  }
+  for (const auto& [step, prints] : odd_) {
+    step_line(static_cast<std::size_t>(step), prints.data(), prints.size());
+  }
+  return out;
+}
+
+void ReplayCheck::load(std::string_view text) {
+  flat_.clear();
+  present_.clear();
+  odd_.clear();
+  width_ = 0;
+  std::istringstream in{std::string(text)};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    long long step = -1;
+    std::size_t count = 0;
+    if (!(words >> step >> count) || step < 0 || count > (std::size_t{1} << 16)) {
+      throw Error(ErrorCode::Corrupt, "replay check: a damaged line in a durable tape");
+    }
+    std::vector<FieldPrint> prints(count);
+    for (FieldPrint& p : prints) {
+      std::string hash, sum, projection, bits;
+      if (!(words >> hash >> sum >> projection >> bits)) {
+        throw Error(ErrorCode::Corrupt, "replay check: a damaged line in a durable tape");
+      }
+      p.hash = std::stoull(hash, nullptr, 16);
+      p.sum_squares = std::strtod(sum.c_str(), nullptr);
+      p.projection = std::strtod(projection.c_str(), nullptr);
+      p.bit_projection = std::stoull(bits, nullptr, 16);
+    }
+    const auto k = static_cast<std::size_t>(step);
+    if (present_.empty() && odd_.empty()) width_ = prints.size();
+    if (prints.size() == width_) {
+      if (present_.size() <= k) present_.resize(k + 1, false);
+      if (flat_.size() < (k + 1) * width_) flat_.resize((k + 1) * width_);
+      std::copy(prints.begin(), prints.end(),
+                flat_.begin() + static_cast<std::ptrdiff_t>(k * width_));
+      present_[k] = true;
+    } else {
+      odd_[static_cast<Step>(step)] = std::move(prints);
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rewind/engine/stepper.hpp"
@@ -53,6 +54,10 @@ class ReplayCheck {
   /// this rank and the difference's size, with what usually causes it; clears it. Rank-local
   /// (the caller agrees on it).
   std::optional<Error> take_mismatch();
+  /// What it remembers, as text (a durable tape carries it: Recording::make_durable), and back:
+  /// load() replaces what it remembers. Throws Error(Corrupt) for text save() did not write.
+  std::string save() const;
+  void load(std::string_view text);
   /// Bytes hashed and seconds spent, for the statistics.
   std::int64_t bytes() const { return bytes_; }
   double seconds() const { return seconds_; }

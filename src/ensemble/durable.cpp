@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -93,7 +94,7 @@ std::vector<std::string> DurableEnsemble::read_manifest(const std::string& head_
   }
   const DurableHead saved = parse_head(*text, head_path);
   if (saved.phase == "done") {  // a run that ended was killed while it removed its files
-    remove_generation(saved.generation);
+    remove_generations(saved.generation + 1);
     engine::remove_durable(head_path);
     return {};
   }
@@ -156,7 +157,7 @@ void DurableEnsemble::take_over(const std::vector<std::string>& texts) {
     const std::string& text = texts[static_cast<std::size_t>(q) + 1];
     if (text.empty()) continue;
     const std::string name = group_name(config_.label, saved.generation, q);
-    const DurableGroup g = parse_group(text, path(name), saved.tasks);
+    const DurableGroup g = parse_group(text, path(name), saved.tasks, saved.group_size);
     if (g.generation != saved.generation || g.group != q) {
       throw Error(ErrorCode::Corrupt, "ensemble resume: " + path(name) +
                                           " names another generation or group than its file "
@@ -173,6 +174,22 @@ void DurableEnsemble::take_over(const std::vector<std::string>& texts) {
       resumed_.owner[k] = q % G;
     }
     resumed_.summed.insert(g.summed.begin(), g.summed.end());
+    for (const auto& [k, sums] : g.tapes) {
+      if (std::find(g.summed.begin(), g.summed.end(), k) != g.summed.end()) continue;
+      resumed_.with_tape.insert(k);
+      if (q % G != mine) continue;
+      const auto r = static_cast<std::size_t>(groups_.group_rank());
+      const std::string file =
+          path(tape_name(config_.label, saved.generation, k, static_cast<int>(r)));
+      const std::optional<std::string> bytes = engine::read_durable(file);
+      if (!bytes || engine::durable_checksum(*bytes) != sums[r]) {
+        throw Error(ErrorCode::Corrupt, "ensemble resume: the tape description " + file +
+                                            (bytes ? " fails its checksum" : " is missing") +
+                                            " (remove " + files_of(config_.label) +
+                                            " to start again)");
+      }
+      resumed_.tapes[k] = *bytes;
+    }
     if (q % G != mine || g.sums.empty()) continue;
     if (static_cast<int>(g.sums.size()) != groups_.group_size()) {
       throw Error(ErrorCode::Corrupt, "ensemble resume: " + path(name) + " lists " +
@@ -234,22 +251,64 @@ const Resumed& DurableEnsemble::begin_forward(std::int64_t tasks) {
     if (resumed_.partial) summed_files(*resumed_.partial);
     on(world, groups_.leader(), [&] { write_group(); });
   }
-  on(world, groups_.world_rank() == 0, [&] {
-    write_head();
-    if (resumed_.generation > 0) {
-      remove_generation(resumed_.generation);
-      // The killed run's tapes went with it: its group stores' partial files are of no use.
-      storage::remove_files_of_dead_runs(config_.directory);
-    }
-  });
+  listed_tapes_.clear();
+  on(world, groups_.world_rank() == 0, [&] { write_head(); });
   return resumed_;
 }
 
-void DurableEnsemble::forward_done(std::int64_t task, std::int64_t steps,
-                                   const std::vector<double>& y) {
-  if (!groups_.leader()) return;
-  group_.outputs[task] = {steps, y};
-  write_group();
+void DurableEnsemble::taken_over() {
+  if (resumed_.generation == 0) return;
+  on(groups_.world(), groups_.world_rank() == 0, [&] {
+    remove_generations(head_.generation);
+    // The killed run's group stores left partial files; its tapes are taken over or dropped.
+    storage::remove_files_of_dead_runs(config_.directory);
+  });
+  resumed_.generation = 0;
+  resumed_.tapes.clear();
+}
+
+std::string DurableEnsemble::tape_link() const {
+  return path(tapes_file_name(config_.label, head_.generation, groups_.group_index()));
+}
+
+void DurableEnsemble::forward_done(std::int64_t task, std::int64_t steps, std::span<const double> y,
+                                   const std::string& tape) {
+  std::uint64_t mine[2] = {tape.empty() ? 0u : 1u, 0};
+  const std::string file =
+      path(tape_name(config_.label, head_.generation, task, groups_.group_rank()));
+  on(groups_.group(), !tape.empty(), [&] {
+    mine[1] = engine::durable_checksum(tape);
+    engine::write_durable(file, tape);
+  });
+  const int g = groups_.group_size();
+  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(g));
+  mpi_check(MPI_Gather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, 0, groups_.group()),
+            "MPI_Gather (tapes)");
+  if (!tape.empty()) listed_tapes_.insert(task);
+  on(groups_.group(), groups_.leader(), [&] {
+    group_.outputs[task] = {steps, std::vector<double>(y.begin(), y.end())};
+    std::vector<std::uint64_t> sums;
+    bool every = true;
+    for (int r = 0; r < g; ++r) {
+      every = every && all[2 * static_cast<std::size_t>(r)] == 1;
+      sums.push_back(all[2 * static_cast<std::size_t>(r) + 1]);
+    }
+    if (every) {
+      group_.tapes[task] = std::move(sums);
+    } else {
+      group_.tapes.erase(task);
+    }
+    write_group();
+  });
+}
+
+void DurableEnsemble::unlist_tape(std::int64_t task) {
+  if (listed_tapes_.erase(task) == 0) return;
+  on(groups_.group(), groups_.leader(), [&] {
+    group_.tapes.erase(task);
+    write_group();
+  });
+  ::unlink(path(tape_name(config_.label, head_.generation, task, groups_.group_rank())).c_str());
 }
 
 void DurableEnsemble::begin_backward(std::span<const double> ybar, int root) {
@@ -315,15 +374,20 @@ void DurableEnsemble::write_head() {
   engine::write_durable(path(head_name(config_.label)), to_text(head_));
 }
 
-// Removes, in the directory, every file of `generation` (its group files and partial sums,
-// listed or left by a kill).
-void DurableEnsemble::remove_generation(std::int64_t generation) {
-  const std::string prefix = "rewind-ensemble-" + engine::file_label(config_.label) + "." +
-                             std::to_string(generation) + ".";
+// Removes, in the directory, every file of the generations below `below` (their group files,
+// partial sums, tape descriptions and tape files, listed or left by a kill).
+void DurableEnsemble::remove_generations(std::int64_t below) {
+  const std::string prefix = "rewind-ensemble-" + engine::file_label(config_.label) + ".";
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(config_.directory, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix + "group-", 0) == 0 || name.rfind(prefix + "sum-", 0) == 0) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::size_t digits = name.find_first_not_of("0123456789", prefix.size());
+    if (digits == prefix.size() || digits == std::string::npos || name[digits] != '.') continue;
+    const std::string rest = name.substr(digits + 1);
+    const bool ours = rest.rfind("group-", 0) == 0 || rest.rfind("sum-", 0) == 0 ||
+                      rest.rfind("tape-", 0) == 0 || rest.rfind("tapes-", 0) == 0;
+    if (ours && std::stoll(name.substr(prefix.size(), digits - prefix.size())) < below) {
       engine::remove_durable(entry.path().string());
     }
   }
@@ -335,7 +399,7 @@ void DurableEnsemble::finish() {
   on(groups_.world(), groups_.world_rank() == 0, [&] {
     head_.phase = "done";
     write_head();
-    remove_generation(head_.generation);
+    remove_generations(head_.generation + 1);
     engine::remove_durable(path(head_name(config_.label)));
   });
 }

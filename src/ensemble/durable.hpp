@@ -25,6 +25,8 @@ struct Resumed {
   std::map<std::int64_t, DurableOutput> outputs;  ///< every task whose forward is durable
   std::map<std::int64_t, int> owner;              ///< of those, the group that takes it over
   std::set<std::int64_t> summed;                  ///< the tasks whose gradient is summed
+  std::set<std::int64_t> with_tape;               ///< the tasks whose tape is durable
+  std::map<std::int64_t, std::string> tapes;      ///< this rank's part of its group's tapes
   std::optional<ReproducibleSum> partial;         ///< this rank's share of those sums
 };
 
@@ -40,9 +42,19 @@ class DurableEnsemble {
   /// A forward pass of `tasks` begins: takes in a killed run's manifest (with `resume`; refused
   /// otherwise) and writes this run's. Collective on the world.
   const Resumed& begin_forward(std::int64_t tasks);
-  /// Task k's forward ended on this group with output `y`: listed (the group's leader writes).
-  /// Rank-local.
-  void forward_done(std::int64_t task, std::int64_t steps, const std::vector<double>& y);
+  /// Task k's forward ended on this group with output `y`, and `tape` is this rank's description
+  /// of its durable tape (empty: none): each rank writes its description, then the leader lists
+  /// them with the output. Collective on the group.
+  void forward_done(std::int64_t task, std::int64_t steps, std::span<const double> y,
+                    const std::string& tape);
+  /// The second name this group's store file gets, in which its durable tapes live.
+  std::string tape_link() const;
+  /// Task k's tape is listed no more (it is about to be reversed, or was cut): its room in the
+  /// file may be used again once this returns. Collective on the group.
+  void unlist_tape(std::int64_t task);
+  /// The forward pass ended: the killed run's files (whose tapes were taken over and made durable
+  /// again) go. Collective on the world.
+  void taken_over();
   /// The backward pass begins with `ybar` (read on `root`): a resumed one must have the killed
   /// run's. Collective on the world.
   void begin_backward(std::span<const double> ybar, int root);
@@ -60,7 +72,7 @@ class DurableEnsemble {
   void summed_files(const ReproducibleSum& sum);
   void write_group();
   void write_head();
-  void remove_generation(std::int64_t generation);
+  void remove_generations(std::int64_t below);
 
   const Groups& groups_;
   EnsembleResumeConfig config_;
@@ -68,6 +80,7 @@ class DurableEnsemble {
   DurableHead head_;    // this run's
   DurableGroup group_;  // this group's, this generation (the leader writes it)
   std::string last_sum_;
+  std::set<std::int64_t> listed_tapes_;  // this group's tapes the manifest lists
   Resumed resumed_;
   bool live_ = false;  // this pass's files exist
 };

@@ -140,6 +140,15 @@ std::string sum_name(const std::string& label, std::int64_t generation, int grou
 std::string lock_name(const std::string& label) {
   return prefix(label) + ".lock";
 }
+std::string tape_name(const std::string& label, std::int64_t generation, std::int64_t task,
+                      int rank) {
+  return prefix(label) + "." + std::to_string(generation) + ".tape-" + std::to_string(task) + "-" +
+         std::to_string(rank);
+}
+std::string tapes_file_name(const std::string& label, std::int64_t generation, int group) {
+  return prefix(label) + "." + std::to_string(generation) + ".tapes-" + std::to_string(group) +
+         ".h5";
+}
 
 std::string to_text(const DurableHead& h) {
   std::string out = std::string(kHeadMagic) + "\n";
@@ -163,6 +172,11 @@ std::string to_text(const DurableGroup& g) {
            std::to_string(o.values.size()) + " ";
     for (double v : o.values) out += hex64(std::bit_cast<std::uint64_t>(v));
     if (o.values.empty()) out += "-";
+    out += "\n";
+  }
+  for (const auto& [k, sums] : g.tapes) {
+    out += "tape " + std::to_string(k);
+    for (std::uint64_t c : sums) out += " " + hex64(c);
     out += "\n";
   }
   for (std::int64_t k : g.summed) out += "summed " + std::to_string(k) + "\n";
@@ -195,7 +209,8 @@ DurableHead parse_head(std::string_view text, const std::string& source) {
   return h;
 }
 
-DurableGroup parse_group(std::string_view text, const std::string& source, std::int64_t tasks) {
+DurableGroup parse_group(std::string_view text, const std::string& source, std::int64_t tasks,
+                         int group_size) {
   Lines in(text, source);
   const std::vector<std::string> magic = in.next();
   std::string first;
@@ -220,6 +235,12 @@ DurableGroup parse_group(std::string_view text, const std::string& source, std::
             std::bit_cast<double>(in.hex(hex.substr(static_cast<std::size_t>(i) * 16, 16))));
       }
       if (!g.outputs.emplace(k, std::move(o)).second) in.fail("task " + w[1] + " listed twice");
+    } else if (w[0] == "tape" && w.size() == static_cast<std::size_t>(group_size) + 2) {
+      const std::int64_t k = in.number(w[1], 0, tasks - 1);
+      if (!g.outputs.contains(k)) in.fail("task " + w[1] + "'s tape listed without its output");
+      std::vector<std::uint64_t> sums;
+      for (std::size_t r = 2; r < w.size(); ++r) sums.push_back(in.hex(w[r]));
+      g.tapes[k] = std::move(sums);
     } else if (w[0] == "summed" && w.size() == 2) {
       const std::int64_t k = in.number(w[1], 0, tasks - 1);
       if (!g.outputs.contains(k)) in.fail("task " + w[1] + " summed without its output");

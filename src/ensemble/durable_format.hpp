@@ -13,6 +13,9 @@
 //     rewind ensemble group 1
 //     generation <n>  group <q>
 //     output <task> <steps> <count> <16 hex digits a value>   (the task's y, bit for bit)
+//     tape <task> <checksum> ...               (its tape is durable: each rank's description,
+//                                              rewind-ensemble-<label>.<n>.tape-<task>-<r>, by
+//                                              its checksum; the data in .<n>.tapes-<q>.h5)
 //     summed <task>                            (its gradient is in the partial sums)
 //     sum <rank> <file> <length> <terms> <checksum>   (one per rank of the group)
 //   rewind-ensemble-<label>.<n>.sum-<q>-<r>-<s>  rank r's partial sum after the group's s-th
@@ -53,8 +56,9 @@ struct DurableGroup {
   std::int64_t generation = 0;
   int group = 0;
   std::map<std::int64_t, DurableOutput> outputs;
-  std::vector<std::int64_t> summed;  // in the order they were summed
-  std::vector<DurableSum> sums;      // by rank, when something was summed
+  std::map<std::int64_t, std::vector<std::uint64_t>> tapes;  // task -> each rank's checksum
+  std::vector<std::int64_t> summed;                          // in the order they were summed
+  std::vector<DurableSum> sums;                              // by rank, when something was summed
 };
 
 std::string head_name(const std::string& label);
@@ -62,12 +66,16 @@ std::string group_name(const std::string& label, std::int64_t generation, int gr
 std::string sum_name(const std::string& label, std::int64_t generation, int group, int rank,
                      std::int64_t seq);
 std::string lock_name(const std::string& label);
+std::string tape_name(const std::string& label, std::int64_t generation, std::int64_t task,
+                      int rank);
+std::string tapes_file_name(const std::string& label, std::int64_t generation, int group);
 
 std::string to_text(const DurableHead& head);
 std::string to_text(const DurableGroup& group);
 /// Throw Error(Corrupt) naming `source` and the line for anything out of place.
 DurableHead parse_head(std::string_view text, const std::string& source);
-DurableGroup parse_group(std::string_view text, const std::string& source, std::int64_t tasks);
+DurableGroup parse_group(std::string_view text, const std::string& source, std::int64_t tasks,
+                         int group_size);
 
 /// A partial sum's file and back; parse_sum throws Error(Corrupt) naming `source` when the bytes
 /// do not match `expected` (checksum, length, terms).

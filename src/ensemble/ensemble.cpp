@@ -298,9 +298,16 @@ struct Ensemble::Impl {
   std::optional<Error> adopt(TaskRunner& runner, std::vector<Entry>& local) {
     for (const auto& [k, q] : resumed->owner) {
       if (q != groups.group_index() || resumed->summed.contains(k)) continue;
-      std::optional<Error> f =
-          agree_task(capture_task([&] { runner.adopt(k, resumed->outputs.at(k).values); }), k,
-                     "take-over (resume)", runner);
+      const auto tape = resumed->tapes.find(k);
+      const std::span<const double> y = resumed->outputs.at(k).values;
+      std::optional<Error> f = agree_task(
+          capture_task([&] {
+            runner.adopt(k, y, tape == resumed->tapes.end() ? std::string_view() : tape->second);
+            // Listed again, in this run's files (the killed run's go at the end of the pass).
+            durable->forward_done(k, resumed->outputs.at(k).steps, y,
+                                  runner.make_durable(k, durable->tape_link()));
+          }),
+          k, "take-over (resume)", runner);
       if (f) return f;
       Entry e;
       e.task = k;
@@ -319,6 +326,7 @@ struct Ensemble::Impl {
     std::vector<std::int64_t> order = agreed_order(tasks, runner, costliest_first);
     require(tasks >= 0, "ensemble: the task count must be >= 0, got " + std::to_string(tasks));
     resumed = durable ? &durable->begin_forward(tasks) : nullptr;
+    const std::int64_t resumed_generation = resumed ? resumed->generation : 0;
     if (resumed) {  // the forwards a killed run made durable are not run again
       std::erase_if(order, [&](std::int64_t k) { return resumed->outputs.contains(k); });
     }
@@ -330,6 +338,7 @@ struct Ensemble::Impl {
     std::vector<std::pair<std::int64_t, std::vector<double>>> ys;
     std::optional<Error> failure;
     mine.clear();
+    if (durable) runner.on_tape_lost = [this](std::int64_t k) { durable->unlist_tape(k); };
     if (resumed) failure = adopt(runner, local);
     if (failure) queue.stop();
     while (!failure) {
@@ -342,7 +351,10 @@ struct Ensemble::Impl {
       std::vector<double> y;
       failure = agree_task(capture_task([&] {
                              y = runner.forward(k);
-                             if (durable) durable->forward_done(k, runner.cost(k).steps, y);
+                             if (durable) {
+                               durable->forward_done(k, runner.cost(k).steps, y,
+                                                     runner.make_durable(k, durable->tape_link()));
+                             }
                            }),
                            k, "forward sweep", runner);
       if (failure) {
@@ -357,6 +369,7 @@ struct Ensemble::Impl {
     queue.close();
     held = true;
     agree_world(failure, runner);
+    if (durable) durable->taken_over();
 
     const auto entries = gather_entries(local);
     mapping.assign(static_cast<std::size_t>(tasks), TaskRecord{});
@@ -368,10 +381,11 @@ struct Ensemble::Impl {
       r.forward_begin = e.begin;
       r.forward_end = e.end;
     }
-    if (resumed) {
+    if (resumed_generation > 0) {
       for (const auto& [k, q] : resumed->owner) {
         TaskRecord& r = mapping[static_cast<std::size_t>(k)];
         r.forward_resumed = true;
+        r.tape_resumed = resumed->with_tape.contains(k);
         r.backward_resumed = resumed->summed.contains(k);
         if (r.backward_resumed) {  // reversed by no group of this run
           r.task = k;
@@ -386,7 +400,7 @@ struct Ensemble::Impl {
     report.group_size = groups.group_size();
     report.assign = config.assign;
     report.costliest_first = costliest_first;
-    report.resumed_generation = resumed ? resumed->generation : 0;
+    report.resumed_generation = resumed_generation;
     report.forward_seconds = slowest(MPI_Wtime() - t0);
     return outputs;
   }
@@ -443,6 +457,7 @@ struct Ensemble::Impl {
       const std::span<const double> yk(received.values.data() + off, static_cast<std::size_t>(len));
       std::vector<double> g;
       failure = agree_task(capture_task([&] {
+                             if (durable) durable->unlist_tape(k);  // its room is reused now
                              g = runner.backward(k, yk);
                              if (!sum) sum.emplace(g.size());
                              require(g.size() == sum->length(),
@@ -520,7 +535,11 @@ double TaskRunner::estimate(std::int64_t) const {
   return -1.0;
 }
 
-void TaskRunner::adopt(std::int64_t task, std::span<const double>) {
+std::string TaskRunner::make_durable(std::int64_t, const std::string&) {
+  return {};
+}
+
+void TaskRunner::adopt(std::int64_t task, std::span<const double>, std::string_view) {
   throw Error(ErrorCode::InvalidArgument,
               "ensemble: this front end cannot take over task " + std::to_string(task) +
                   ", whose forward ran in a killed run (TaskRunner::adopt); it cannot resume");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "rewind/error.hpp"
 
@@ -45,6 +46,7 @@ void StepperTasks::make_room(std::int64_t task, const engine::Claim& need, std::
     Tape& t = tapes_.at(k);
     t.recording.reset();
     t.cost.cut = true;
+    if (std::exchange(t.durable, false) && on_tape_lost) on_tape_lost(k);
   };
   make_room_for_task(*stores_, recordings, task, need, run, hooks);
 }
@@ -78,6 +80,12 @@ std::vector<double> StepperTasks::forward(std::int64_t k) {
   const engine::RunStats stats = tape.recording->stats();
   tape.cost.steps = stats.steps;
   tape.cost.forward_steps = stats.forward_steps;
+  park(k, tape);
+  tapes_[k] = std::move(tape);
+  return y;
+}
+
+void StepperTasks::park(std::int64_t k, Tape& tape) {
   // Parking adds the final state and step n-1's pullback data to what the first sweep holds.
   // When the group's capacity cannot hold that even alone, the tape is cut at once (its
   // forward runs again just before its reverse, which needs only the plan's budget).
@@ -89,8 +97,19 @@ std::vector<double> StepperTasks::forward(std::int64_t k) {
     tape.recording.reset();
     tape.cost.cut = true;
   }
-  tapes_[k] = std::move(tape);
-  return y;
+}
+
+std::string StepperTasks::make_durable(std::int64_t k, const std::string& link) {
+  Tape& tape = tapes_.at(k);
+  if (!tape.recording || tape.recording->phase() != engine::Phase::Parked) return {};
+  // Every checkpoint on disk: room is made as for any claim (older tapes spilled, then cut);
+  // a tape the disk cannot hold even alone stays as it is, not durable.
+  const engine::Claim need = tape.recording->durable_claim();
+  if (!stores_->fits_alone(need)) return {};
+  make_room(k, need, tape.recording->id());
+  std::string text = tape.recording->make_durable(link);
+  tape.durable = true;
+  return text;
 }
 
 std::vector<std::int64_t> StepperTasks::backward_order(std::vector<std::int64_t>) {
@@ -123,12 +142,26 @@ std::vector<double> StepperTasks::backward(std::int64_t k, std::span<const doubl
   return g;
 }
 
-void StepperTasks::adopt(std::int64_t k, std::span<const double> output) {
+void StepperTasks::adopt(std::int64_t k, std::span<const double> output, std::string_view text) {
   require(!tapes_.contains(k), "ensemble: task " + std::to_string(k) + " is held already");
-  Tape tape;  // no recording: recorded again before its reverse, as a cut tape is
+  Tape tape;
   tape.order = recorded_++;
-  tape.cost.cut = true;
   tape.output.assign(output.begin(), output.end());
+  if (text.empty()) {  // no durable tape: recorded again before its reverse, as a cut tape is
+    tape.cost.cut = true;
+    tapes_[k] = std::move(tape);
+    return;
+  }
+  // Made again from the killed run's durable tape, without a step: then parked as after a
+  // first sweep.
+  std::unique_ptr<Task> task = factory_(k, group_);
+  require(task != nullptr,
+          "ensemble: the task factory returned no task for task " + std::to_string(k));
+  const engine::RecordingConfig config = config_for(*task);
+  make_room(k, engine::claim_of(engine::plan_for(task->stepper(), group_, config)), 0);
+  tape.recording = engine::Recording::from_durable(task->stepper(), stores_, config, text);
+  tape.cost.steps = tape.recording->steps();
+  park(k, tape);
   tapes_[k] = std::move(tape);
 }
 

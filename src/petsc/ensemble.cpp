@@ -109,8 +109,9 @@ class TsTasks final : public ensemble::TaskRunner {
     return {};
   }
 
-  // A task whose forward ran in a killed run: solved again before its reverse, as a cut one.
-  void adopt(std::int64_t k, std::span<const double> output) override {
+  // A task whose forward ran in a killed run: solved again before its reverse, as a cut one (a
+  // TS's tape is not made durable: its TSSolve sets the TS's own state too).
+  void adopt(std::int64_t k, std::span<const double> output, std::string_view) override {
     require(!held_.contains(k), "ensemble: task " + std::to_string(k) + " is held already");
     Held h;
     h.order = recorded_++;

@@ -225,20 +225,24 @@ int run(int argc, char** argv) {
     all.resize(static_cast<std::size_t>(displs[static_cast<std::size_t>(o.group_size - 1)] +
                                         counts[static_cast<std::size_t>(o.group_size - 1)]));
     const ensemble::EnsembleReport r = ens.report();
-    int outputs = 0, gradients = 0, spilled = 0, cut = 0;
+    int outputs = 0, gradients = 0, spilled = 0, cut = 0, tapes = 0, again = 0;
     for (const auto& m : r.mapping) {
       outputs += m.forward_resumed ? 1 : 0;
       gradients += m.backward_resumed ? 1 : 0;
+      tapes += m.tape_resumed ? 1 : 0;
       spilled += m.cost.spilled ? 1 : 0;
       cut += m.cost.cut && !m.forward_resumed ? 1 : 0;
+      // A resumed task whose tape was not durable, recorded again before its reverse (a tape
+      // taken over may be cut later like any other: it counts as taken over).
+      again += m.cost.cut && m.forward_resumed && !m.tape_resumed ? 1 : 0;
     }
     std::printf(
         "result gradient %016llx outputs %016llx ran %d reversed %d resumed %lld outputs_resumed "
-        "%d gradients_resumed %d spilled %d cut %d\n",
+        "%d gradients_resumed %d tapes_resumed %d recorded_again %d spilled %d cut %d\n",
         static_cast<unsigned long long>(fnv1a(all)),
         static_cast<unsigned long long>(fnv1a(out.values)), ran_all / o.group_size,
         reversed_all / o.group_size, static_cast<long long>(r.resumed_generation), outputs,
-        gradients, spilled, cut);
+        gradients, tapes, again, spilled, cut);
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "rewind/engine/plan.hpp"
 #include "rewind/engine/stats.hpp"
@@ -125,6 +126,27 @@ class Recording {
   /// What it will claim while it is reversed: its plan's budget, and the disk its spilled
   /// checkpoints take.
   Claim reverse_claim() const;
+
+  // ---- durable tapes (a resumable ensemble, docs/ensemble.md) ---------------------------
+  /// What a parked recording would claim with every checkpoint on disk (make_durable()).
+  Claim durable_claim() const;
+  /// A parked recording: moves every checkpoint it holds to the disk store, syncs and seals
+  /// them, gives the store's file the second name `link` (a hard link, made by the stores'
+  /// rank 0 if it is not that file's already) so that the data outlives this process, and
+  /// returns this rank's description of the tape, for from_durable(). The stores must grant
+  /// durable_claim(). Throws Error(InvalidArgument) if the disk store keeps nothing durable.
+  /// Collective.
+  std::string make_durable(const std::string& link);
+  /// The recording make_durable() described (`tape`, this rank's description), made again in
+  /// phase Recorded without taking a step: the first sweep is replayed with each checkpoint's
+  /// data read from the tape's file (checked against its checksums, Error(Corrupt) otherwise)
+  /// instead of the stepper, and the replay check gets the first sweep's prints. park() it next
+  /// (what it parks comes from the tape too); the stepper then holds nothing of the run, but is
+  /// attached as by attach(). `stepper` is the task made again (its fields named and sized as
+  /// the first one's) and `config` the first recording's. Collective.
+  static std::unique_ptr<Recording> from_durable(Stepper& stepper, std::shared_ptr<Stores> stores,
+                                                 const RecordingConfig& config,
+                                                 std::string_view tape);
 
   // ---- pull: the host owns the time loop -------------------------------------------------
   /// Whether the host should record step i's pullback data while taking it in the first sweep

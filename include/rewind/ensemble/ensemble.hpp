@@ -14,9 +14,11 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rwd::ensemble {
@@ -88,9 +90,11 @@ struct TaskRecord {
   double forward_begin = 0, forward_end = 0;
   double backward_begin = 0, backward_end = 0;
   TaskCost cost;
-  /// Its forward ran in a killed run (resume): its output is the manifest's, and its tape, lost
-  /// with that run, is recorded again before its reverse (cost.cut).
+  /// Its forward ran in a killed run (resume): its output is the manifest's; its tape was taken
+  /// over from that run's durable files (tape_resumed) or is recorded again before its reverse
+  /// (cost.cut).
   bool forward_resumed = false;
+  bool tape_resumed = false;
   /// Its gradient was summed in a killed run: it was not reversed again.
   bool backward_resumed = false;
 };
@@ -151,12 +155,24 @@ class TaskRunner {
   /// tasks and on every rank, before it runs; negative: unknown (the default). With every
   /// task's estimate, dynamic assignment claims the costliest first (ClaimOrder).
   virtual double estimate(std::int64_t task) const;
-  /// With EnsembleConfig::resume: task k's forward ran in a killed run, which gave `output`
-  /// (the manifest's), and this group reverses it. Its tape went with that run: hold it as a
-  /// tape that was cut, whose forward runs again just before its reverse (as a recomputation)
-  /// and must give `output` again, bit for bit. The default throws Error(InvalidArgument): a
-  /// front end that cannot do that cannot resume.
-  virtual void adopt(std::int64_t task, std::span<const double> output);
+  /// With EnsembleConfig::resume, after forward(k): makes task k's tape durable (its checkpoints
+  /// on disk, synced and sealed, in a file that has the second name `link`, which outlives the
+  /// process) and returns this rank's description of it, for adopt() in a resumed run; empty
+  /// when it cannot (the default; the tape was cut; the stores cannot hold it on disk): the
+  /// task's forward then runs again after a kill. Collective on the group.
+  virtual std::string make_durable(std::int64_t task, const std::string& link);
+  /// With EnsembleConfig::resume: task k's forward ran in a killed run, which gave `output` (the
+  /// manifest's), and this group reverses it. `tape`: this rank's description of its durable
+  /// tape (make_durable() in that run), to take over; empty: the tape went with that run, so
+  /// hold it as a tape that was cut, whose forward runs again just before its reverse (as a
+  /// recomputation) and must give `output` again, bit for bit. The default throws
+  /// Error(InvalidArgument): a front end that cannot do either cannot resume. Collective on the
+  /// group.
+  virtual void adopt(std::int64_t task, std::span<const double> output, std::string_view tape);
+  /// Set by the ensemble while its tapes are durable: a runner that drops a tape it made
+  /// durable (a cut) calls it with the task, on every rank of the group, before the dropped
+  /// checkpoints' room in the file is used again.
+  std::function<void(std::int64_t task)> on_tape_lost;
   /// Drops every tape held (after a failure or when the caller gives up the map). Never
   /// collective, never throws.
   virtual void discard() noexcept = 0;

@@ -67,7 +67,8 @@ class StepperTasks final : public TaskRunner {
   std::vector<double> backward(std::int64_t task, std::span<const double> ybar) override;
   TaskCost cost(std::int64_t task) const override;
   double estimate(std::int64_t task) const override;
-  void adopt(std::int64_t task, std::span<const double> output) override;
+  std::string make_durable(std::int64_t task, const std::string& link) override;
+  void adopt(std::int64_t task, std::span<const double> output, std::string_view tape) override;
   void discard() noexcept override;
 
   engine::Stores& stores() { return *stores_; }
@@ -78,10 +79,13 @@ class StepperTasks final : public TaskRunner {
     std::int64_t order = 0;                        // when it was recorded
     TaskCost cost;
     std::vector<double> output;  // what its first sweep gave: a sweep run again must give it
+    bool durable = false;        // make_durable() made it durable (a cut tells on_tape_lost)
   };
   engine::RecordingConfig config_for(const Task& task) const;
   /// Records task k's first sweep into `tape`; `again`: it ran before (the tape was cut).
   void record(std::int64_t k, Task& task, Tape& tape, bool again);
+  /// Parks task k's recorded tape, or cuts it where the group's capacity cannot hold it.
+  void park(std::int64_t k, Tape& tape);
   std::vector<engine::HeldRecording> held() const;
   void make_room(std::int64_t task, const engine::Claim& need, std::int64_t run);
   void account(Tape& tape, const engine::RunStats& stats);

@@ -121,6 +121,16 @@ void hard_link(const std::string& from, const std::string& to) {
   }
 }
 
+void link_once(const std::string& from, const std::string& to) {
+  struct stat a {
+  }, b{};
+  if (::stat(to.c_str(), &b) == 0) {
+    if (::stat(from.c_str(), &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return;
+    remove_file(to);
+  }
+  hard_link(from, to);
+}
+
 int lock_run(const std::string& path, const std::string& elsewhere) {
   // The run that ends unlinks its lock file: a lock taken on a file that was unlinked (or
   // replaced) meanwhile locks nothing, so it is taken again on the file the name holds now. A
