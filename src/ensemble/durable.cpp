@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "rewind/comm/agree.hpp"
 #include "rewind/engine/durable_files.hpp"
@@ -86,9 +87,10 @@ std::string DurableEnsemble::path(const std::string& name) const {
 std::vector<std::string> DurableEnsemble::read_manifest(const std::string& head_path) {
   const std::optional<std::string> text = engine::read_durable(head_path);
   if (!text) {
-    if (config_.resume) {
+    if (config_.resume && !told_afresh_) {  // once: a loop's later passes start afresh too
       std::fprintf(stderr, "rewind ensemble: no manifest '%s': starting afresh\n",
                    head_path.c_str());
+      told_afresh_ = true;
     }
     return {};
   }
@@ -402,6 +404,17 @@ void DurableEnsemble::finish() {
     remove_generations(head_.generation + 1);
     engine::remove_durable(path(head_name(config_.label)));
   });
+}
+
+void DurableEnsemble::forget() noexcept {
+  live_ = false;
+  if (groups_.world_rank() != 0) return;
+  try {
+    engine::remove_durable(path(head_name(config_.label)));
+    remove_generations(std::numeric_limits<std::int64_t>::max());
+  } catch (...) {
+    // What cannot be removed stays; without its head it is never taken for a manifest.
+  }
 }
 
 }  // namespace rwd::ensemble::detail

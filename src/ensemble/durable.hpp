@@ -39,6 +39,8 @@ class DurableEnsemble {
   DurableEnsemble(const DurableEnsemble&) = delete;
   DurableEnsemble& operator=(const DurableEnsemble&) = delete;
 
+  /// The identity of the next passes (EnsembleResumeConfig::identity).
+  void set_identity(std::string identity) { config_.identity = std::move(identity); }
   /// A forward pass of `tasks` begins: takes in a killed run's manifest (with `resume`; refused
   /// otherwise) and writes this run's. Collective on the world.
   const Resumed& begin_forward(std::int64_t tasks);
@@ -63,6 +65,9 @@ class DurableEnsemble {
   void summed(std::int64_t task, const ReproducibleSum& sum);
   /// The pass ended (or was given up): every file goes. Collective on the world.
   void finish();
+  /// What the files list cannot be trusted (the program is not the one that wrote them): every
+  /// file goes, the head first (world rank 0; never throws). Rank-local.
+  void forget() noexcept;
 
  private:
   std::string path(const std::string& name) const;
@@ -83,6 +88,7 @@ class DurableEnsemble {
   std::set<std::int64_t> listed_tapes_;  // this group's tapes the manifest lists
   Resumed resumed_;
   bool live_ = false;  // this pass's files exist
+  bool told_afresh_ = false;
 };
 
 }  // namespace rwd::ensemble::detail

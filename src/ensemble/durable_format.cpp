@@ -38,6 +38,12 @@ std::string hex_text(std::string_view text) {
   return out.empty() ? std::string("-") : out;
 }
 
+// "rewind-ensemble-<label>.*" for a file of the ensemble's, from its path.
+std::string files_hint(const std::string& source) {
+  const std::string name = source.substr(source.find_last_of('/') + 1);
+  return name.substr(0, name.find('.')) + ".*";
+}
+
 // The text with its checksum line.
 std::string sealed(std::string body) {
   body += "end " + hex64(engine::durable_checksum(body)) + "\n";
@@ -113,8 +119,8 @@ class Lines {
     throw Error(ErrorCode::Corrupt,
                 "ensemble resume: " + source_ +
                     (line_ ? ": line " + std::to_string(line_) : std::string()) + ": " + what +
-                    "; the manifest cannot be used (remove the ensemble's files, "
-                    "rewind-ensemble-<label>.*, to start again)");
+                    "; the manifest cannot be used (remove the ensemble's files, " +
+                    files_hint(source_) + ", to start again)");
   }
 
  private:
@@ -280,7 +286,8 @@ ReproducibleSum parse_sum(std::string_view bytes, const DurableSum& expected,
   const auto refuse = [&](const std::string& what) {
     throw Error(ErrorCode::Corrupt, "ensemble resume: the partial sum " + source + " " + what +
                                         "; the manifest cannot be used (remove the ensemble's "
-                                        "files, rewind-ensemble-<label>.*, to start again)");
+                                        "files, " +
+                                        files_hint(source) + ", to start again)");
   };
   if (engine::durable_checksum(bytes) != expected.checksum) {
     refuse("fails its checksum (damaged or changed)");

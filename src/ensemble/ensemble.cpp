@@ -184,6 +184,23 @@ struct Ensemble::Impl {
       verdict.unit = "group";
       verdict.total = groups.groups();
       comm::agree(groups.world(), verdict);
+    } catch (const Error& e) {
+      runner.discard();
+      held = false;
+      mine.clear();
+      // A task that cannot reproduce its own first sweep (run again after a resume or a cut, or
+      // recomputed from a tape taken over) is not the program that wrote the manifest: what the
+      // manifest lists would mix two problems, so it goes (the next run starts afresh).
+      const std::string what = e.what();
+      if (durable &&
+          (what.find("does not give the output its first sweep gave") != std::string::npos ||
+           what.find("cannot be reproduced from its checkpoints") != std::string::npos)) {
+        durable->forget();
+        throw Error(e.code(), what +
+                                  "; the ensemble's manifest was removed (its files are not "
+                                  "this program's): the next run starts afresh");
+      }
+      throw;
     } catch (...) {
       runner.discard();
       held = false;
@@ -281,7 +298,10 @@ struct Ensemble::Impl {
     const comm::Setting agreed[] = {
         {"the task count (Ensemble::forward's tasks; PETSc: RewindEnsembleForward's ntasks)",
          comm::setting_hash(tasks)},
-        {"TaskRunner::estimate (the tasks' cost estimates)", h}};
+        {"TaskRunner::estimate (the tasks' cost estimates)", h},
+        {"the resume identity (EnsembleResumeConfig::identity, Ensemble::set_resume_identity; "
+         "PETSc: RewindEnsembleSetResumeIdentity)",
+         comm::setting_hash(std::string_view(config.resume.identity))}};
     comm::agree_settings(groups.world(), agreed);
     std::vector<std::int64_t> order(static_cast<std::size_t>(std::max<std::int64_t>(tasks, 0)));
     std::iota(order.begin(), order.end(), std::int64_t{0});
@@ -543,6 +563,11 @@ void TaskRunner::adopt(std::int64_t task, std::span<const double>, std::string_v
   throw Error(ErrorCode::InvalidArgument,
               "ensemble: this front end cannot take over task " + std::to_string(task) +
                   ", whose forward ran in a killed run (TaskRunner::adopt); it cannot resume");
+}
+
+void Ensemble::set_resume_identity(std::string identity) {
+  impl_->config.resume.identity = identity;
+  if (impl_->durable) impl_->durable->set_identity(std::move(identity));
 }
 
 bool Ensemble::must_abort() const {

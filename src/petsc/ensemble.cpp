@@ -3,6 +3,8 @@
 // the TS lives from its TSSolve to its TSAdjointSolve.
 #include "rewind/petsc/ensemble.h"
 
+#include <unistd.h>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -280,8 +282,10 @@ PetscErrorCode RewindEnsembleCreate(MPI_Comm comm, RewindEnsemble* ens) {
 PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens) {
   PetscFunctionBegin;
   if (!ens || !*ens) PetscFunctionReturn(0);
-  // Every group's files go before rank 0 removes the directories it made (collective).
+  // Every group's files go before rank 0 removes the directories it made (collective), and the
+  // resumable ensemble's lock with the ensemble.
   PetscCallCXX((*ens)->runner.reset());
+  PetscCallCXX((*ens)->ensemble.reset());
   if ((*ens)->settings.max_cps_disk != 0) {  // agreed by every rank
     PetscCallMPI(MPI_Barrier((*ens)->comm));
   }
@@ -371,6 +375,20 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
     PetscCall(rwd::petsc::make_dirs(e->comm, s.dirname.c_str(), "-rewind_ensemble_dirname",
                                     e->made_dirs));
   }
+  if (!s.resume) {
+    // A killed resumable run's manifest there is not passed over silently (its files would stay
+    // and its work be done again): resume it, or remove it.
+    PetscMPIInt rank = 0;
+    PetscCallMPI(MPI_Comm_rank(e->comm, &rank));
+    const std::string head = s.dirname + "/rewind-ensemble-ensemble.resume";
+    int found = rank == 0 && access(head.c_str(), F_OK) == 0 ? 1 : 0;
+    PetscCallMPI(MPI_Bcast(&found, 1, MPI_INT, 0, e->comm));
+    PetscCheck(!found, e->comm, PETSC_ERR_FILE_UNEXPECTED,
+               "%s is the manifest of a killed ensemble run that can be resumed: add "
+               "-rewind_ensemble_resume to go on from it, or remove its files "
+               "(rewind-ensemble-ensemble.* in -rewind_ensemble_dirname) to start again",
+               head.c_str());
+  }
   e->runner.reset();
   e->ensemble.reset();
   e->forward_done = e->backward_done = false;
@@ -415,6 +433,15 @@ PetscErrorCode RewindEnsembleSetTaskCosts(RewindEnsemble e, PetscInt ntasks,
   PetscCheck(ntasks >= 0 && (ntasks == 0 || costs), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "RewindEnsembleSetTaskCosts: give ntasks >= 0 costs");
   PetscCallCXX(e->estimates.assign(costs, costs + ntasks));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode RewindEnsembleSetResumeIdentity(RewindEnsemble e, const char text[]) {
+  PetscFunctionBegin;
+  PetscCheck(e->ensemble, PETSC_COMM_SELF, PETSC_ERR_ORDER,
+             "RewindEnsembleSetResumeIdentity: call RewindEnsembleSetFromOptions() first");
+  PetscCallCXX(e->ensemble->set_resume_identity(rwd::petsc::ensemble_identity() + "; pass " +
+                                                (text ? text : "")));
   PetscFunctionReturn(0);
 }
 

@@ -187,14 +187,30 @@ cp "$work/data.saved" "$file"
 rm -rf "$work/saved" "$work/desc.saved" "$work/data.saved"
 r=$(run "$ranks" --resume)
 check_resumed "after the damaged tapes were repaired" "$r" "$base"
+# An identity set for the pass (an optimisation loop's iteration): a program started again at
+# another iteration is refused the killed one's manifest; at the same iteration it resumes.
+killed_run "$ranks" --pass-identity "iteration 5" --kill adjoint:2
+mkdir -p "$work/saved"
+cp "$work"/rewind-ensemble-ensemble.resume "$work"/rewind-ensemble-ensemble.[0-9]* "$work/saved/"
+refused "the identity text \('resume_app; iteration 5' there, 'resume_app; iteration 1' now\)" \
+  "$ranks" --resume --pass-identity "iteration 1"
+rm -rf "$work/saved"
+r=$(run "$ranks" --resume --pass-identity "iteration 5")
+check_resumed "resumed at the same iteration" "$r" "$base"
 # The same identity with other parameters: the tapes recorded again must give the outputs the
 # manifest lists, or the pass fails naming the task (its files kept: the right program resumes).
 killed_run "$ranks" --kill gap
 if out=$("$mpiexec" -n "$ranks" --oversubscribe "$app" "${common[@]}" --resume --param-shift 1e-3 2>&1); then
   fail "a resume with other parameters was not refused: $out"
 fi
-grep -q "does not give the output its first sweep gave" <<<"$out" || fail "other parameters: $out"
-echo "refused (--resume --param-shift 1e-3): does not give the output its first sweep gave"
+grep -q "does not give the output its first sweep gave.*the ensemble's manifest was removed" <<<"$out" ||
+  fail "other parameters: $out"
+echo "refused (--resume --param-shift 1e-3): does not give the output its first sweep gave; the manifest was removed"
+# Nothing of the mixed run is left to be taken for a manifest: the next run starts afresh.
+! ls "$work"/rewind-ensemble-ensemble.resume "$work"/rewind-ensemble-ensemble.[0-9]* >/dev/null 2>&1 ||
+  fail "files of a run whose program differs were kept: $(ls "$work")"
 r=$(run "$ranks" --resume)
-check_resumed "after a refused resume with other parameters" "$r" "$base"
+[ "$(field gradient "$r")" = "$(field gradient "$base")" ] && [ "$(field resumed "$r")" = 0 ] ||
+  fail "after a refused resume with other parameters: $r"
+expect_empty
 echo "ensemble kill and resume: passed"

@@ -7,6 +7,7 @@
 // Usage: rewind_ensemble_resume_app --dir D [--tasks K] [--group-size g] [--assign A]
 //          [--ram R] [--group-ram C] [--group-disk C] [--resume] [--plain] [--identity S]
 //          [--kill forward:N | adjoint:N | gap] [--marker FILE] [--param-shift h]
+//          [--pass-identity S]
 // --plain runs without a manifest (the baseline); --kill holds the job once its group's N-th
 // task starts its first sweep (forward:N) or its reverse (adjoint:N), or after the forward pass
 // (gap): rank 0 of the group writes FILE and every rank of it waits for the driver's SIGKILL.
@@ -35,6 +36,7 @@ struct Options {
   std::string dir, marker, kill, identity = "resume_app", assign = "dynamic";
   std::int64_t tasks = 12, ram = 3, group_ram = -1, group_disk = -1;
   double shift = 0.0;  // the parameter field moved by this much (another problem)
+  std::string pass;    // Ensemble::set_resume_identity before the pass (an iteration's name)
   int group_size = 1;
   bool resume = false, plain = false;
 };
@@ -143,6 +145,8 @@ Options parse(int argc, char** argv) {
       o.identity = value();
     else if (arg == "--param-shift")
       o.shift = std::stod(value());
+    else if (arg == "--pass-identity")
+      o.pass = value();
     else if (arg == "--kill")
       o.kill = value();
     else if (arg == "--marker")
@@ -192,6 +196,7 @@ int run(int argc, char** argv) {
       },
       tc);
 
+  if (!o.pass.empty()) ens.set_resume_identity(o.identity + "; " + o.pass);
   const ensemble::Outputs out = ens.forward(o.tasks, runner);
   if (hold.sweep == "gap") hold.wait(MPI_COMM_WORLD);
   // Phi = log sum |y - d|^2; its cotangents on rank 0.

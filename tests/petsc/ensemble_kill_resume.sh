@@ -70,4 +70,17 @@ half=$((ranks / 2))
 killed_run "$ranks" adjoint:3 2
 out=$(resumed_run "$half" "killed on $ranks ranks, resumed on $half")
 echo "killed on $ranks ranks, resumed on $half: $(outputs_taken "$out") outputs taken, $(summed_before "$out") summed"
+# Without -rewind_ensemble_resume, a killed run's manifest is refused, not passed over (its
+# files kept); the same command with it goes on.
+killed_run "$ranks" adjoint:3 2
+noflag=()
+for a in "${common[@]}"; do [ "$a" = -rewind_ensemble_resume ] || noflag+=("$a"); done
+if out=$("$mpiexec" -n "$ranks" --oversubscribe "$app" "${noflag[@]}" 2>&1); then
+  fail "a killed run's manifest was passed over without -rewind_ensemble_resume: $out"
+fi
+grep -q "is the manifest of a killed ensemble run that can be resumed: add -rewind_ensemble_resume" <<<"$out" ||
+  fail "without -rewind_ensemble_resume: $out"
+[ -e "$work/ckpt/rewind-ensemble-ensemble.resume" ] || fail "the refused run removed the manifest"
+echo "refused without -rewind_ensemble_resume"
+out=$(resumed_run "$ranks" "resumed after the refusal")
 echo "rewind-ensemble kill and resume: passed"

@@ -213,6 +213,13 @@ class Ensemble {
   /// other than the one the killed run was given.
   std::vector<double> backward(std::span<const double> ybar, TaskRunner& runner, int root = 0);
 
+  /// With EnsembleConfig::resume: the identity of the next passes (EnsembleResumeConfig::
+  /// identity), for a program that calls forward() more than once (an optimisation loop: give
+  /// it the iteration, or a hash of the parameters, so that a program started again at another
+  /// iteration is refused the killed one's manifest rather than mixing the two). Every rank
+  /// must give the same text (agreed at the next forward()). Not collective.
+  void set_resume_identity(std::string identity);
+
   /// Gives up the tapes of the last forward() without reversing them (and, with
   /// EnsembleConfig::resume, removes the manifest: nothing is left to resume). Collective.
   void discard(TaskRunner& runner);

@@ -82,6 +82,13 @@ PetscErrorCode RewindEnsembleSetTaskCosts(RewindEnsemble ens, PetscInt ntasks,
    -rewind_ensemble_failure_wait seconds (they are blocked in a collective call of the task and
    cannot be told): the program must then call MPI_Abort. Not collective. */
 PetscErrorCode RewindEnsembleGetMustAbort(RewindEnsemble ens, PetscBool* must_abort);
+/* With -rewind_ensemble_resume: text that names the next passes besides the program and its
+   options (which the identity holds already): a program that calls RewindEnsembleForward more
+   than once (an optimisation loop) gives the iteration, or a hash of its parameters, so that a
+   program started again at another iteration is refused the killed one's manifest rather than
+   mixing the two. Every rank must give the same text (agreed at the next forward pass). Not
+   collective. */
+PetscErrorCode RewindEnsembleSetResumeIdentity(RewindEnsemble ens, const char text[]);
 /* The forward map over tasks 0 .. ntasks-1. y (ntasks * output_size values, may be NULL) gets
    every task's output in task order on every rank. */
 PetscErrorCode RewindEnsembleForward(RewindEnsemble ens, PetscInt ntasks, PetscScalar y[]);
