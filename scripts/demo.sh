@@ -83,6 +83,10 @@ if /usr/bin/python3 -c 'import matplotlib, h5py' 2>/dev/null; then
   scripts/plot_ensemble.py --summary "$out/ensemble.json" --out "$out/ensemble" --costs \
     --gradient "$out/ensemble.h5"
   cat <<EOF
+A job killed in either pass goes on where it was with -rewind_ensemble_resume (the same command
+again, on any number of ranks with the same group size): the outputs and the partial gradient
+sums are kept in -rewind_ensemble_dirname (docs/ensemble.md, "Resume after a kill").
+
 The timeline has one row per group and a bar per source (task k): on the left the forward
 pass, in the order the groups claimed the sources; on the right the backward pass, where each
 group reverses only its own sources: those still in RAM first, newest first, then those spilled
@@ -93,4 +97,6 @@ EOF
 else
   echo "For the timeline picture: apt-get install python3-matplotlib python3-h5py, then" \
        "scripts/plot_ensemble.py --summary $out/ensemble.json --out $out/ensemble --costs"
+  echo "A job killed in either pass goes on where it was with -rewind_ensemble_resume (the same" \
+       "command again; docs/ensemble.md, \"Resume after a kill\")."
 fi
