@@ -1,8 +1,10 @@
 #include "durable_tape.hpp"
 
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
+#include "rewind/engine/durable_files.hpp"
 #include "rewind/error.hpp"
 
 namespace rwd::engine::detail {
@@ -11,30 +13,14 @@ namespace {
 
 constexpr std::string_view kMagic = "rewind tape 1";
 
-std::string hex_text(std::string_view text) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out.empty() ? std::string("-") : out;
-}
-
 [[noreturn]] void damaged(const std::string& what) {
   throw Error(ErrorCode::Corrupt, "durable tape: " + what + " (the tape's file was damaged)");
 }
 
-std::string text_of_hex(const std::string& hex) {
-  if (hex == "-") return {};
-  if (hex.size() % 2 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    damaged("a name that is not hex text");
-  }
-  std::string out;
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  return out;
+std::string unhex(const std::string& hex) {
+  std::optional<std::string> text = text_of_hex(hex);
+  if (!text) damaged("a name that is not hex text");
+  return *text;
 }
 
 }  // namespace
@@ -73,7 +59,7 @@ TapeData parse_tape(std::string_view text) {
     } else if (item == "file") {
       std::string hex;
       w >> hex;
-      t.file = text_of_hex(hex);
+      t.file = unhex(hex);
     } else if (item == "key") {
       TapeKey k;
       int kind = -1, level = -1;
@@ -93,14 +79,14 @@ TapeData parse_tape(std::string_view text) {
       for (storage::SealedBlock& b : k.blocks) {
         std::string field, sum;
         if (!(w >> field >> b.at >> b.count >> sum) || sum.size() != 16) damaged("a bad block");
-        b.field = text_of_hex(field);
+        b.field = unhex(field);
         b.checksum = std::stoull(sum, nullptr, 16);
       }
       t.keys.push_back(std::move(k));
     } else if (item == "check") {
       std::string hex;
       w >> hex;
-      t.check = text_of_hex(hex);
+      t.check = unhex(hex);
       check = true;
     } else {
       damaged("an unknown line");

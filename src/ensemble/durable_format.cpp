@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "rewind/engine/durable_files.hpp"
@@ -26,16 +27,6 @@ std::string hex64(std::uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-std::string hex_text(std::string_view text) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out.empty() ? std::string("-") : out;
 }
 
 // "rewind-ensemble-<label>.*" for a file of the ensemble's, from its path.
@@ -105,15 +96,9 @@ class Lines {
     return std::stoull(word, nullptr, 16);
   }
   std::string text(const std::string& word) const {
-    if (word == "-") return {};
-    if (word.size() % 2 || word.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      fail("'" + word.substr(0, 40) + "' is not hex text");
-    }
-    std::string out;
-    for (std::size_t i = 0; i < word.size(); i += 2) {
-      out += static_cast<char>(std::stoi(word.substr(i, 2), nullptr, 16));
-    }
-    return out;
+    std::optional<std::string> out = engine::text_of_hex(word);
+    if (!out) fail("'" + word.substr(0, 40) + "' is not hex text");
+    return *out;
   }
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(ErrorCode::Corrupt,
@@ -158,8 +143,8 @@ std::string tapes_file_name(const std::string& label, std::int64_t generation, i
 
 std::string to_text(const DurableHead& h) {
   std::string out = std::string(kHeadMagic) + "\n";
-  out += "identity " + hex_text(h.identity) + "\n";
-  out += "label " + hex_text(h.label) + "\n";
+  out += "identity " + engine::hex_text(h.identity) + "\n";
+  out += "label " + engine::hex_text(h.label) + "\n";
   out += "tasks " + std::to_string(h.tasks) + "\n";
   out += "group_size " + std::to_string(h.group_size) + "\n";
   out += "groups " + std::to_string(h.groups) + "\n";

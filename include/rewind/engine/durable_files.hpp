@@ -28,6 +28,11 @@ void remove_durable(const std::string& path);
 /// returned descriptor is open (close it to let go). Throws Error(InvalidArgument) when another
 /// process holds it: a live run; the message ends "give this run <elsewhere>".
 int lock_durable_run(const std::string& path, const std::string& elsewhere);
+/// Text as lowercase hex digits, two a byte ("-" for empty): any name fits in one word of a
+/// manifest line.
+std::string hex_text(std::string_view text);
+/// hex_text()'s text back, or nothing for a word it did not write.
+std::optional<std::string> text_of_hex(std::string_view hex);
 /// XXH3-64 of `bytes`: the checksum the manifests' last lines hold.
 std::uint64_t durable_checksum(std::string_view bytes);
 

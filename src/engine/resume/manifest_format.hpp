@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "rewind/engine/durable_files.hpp"
+
 namespace rwd::engine::detail {
 
 // Version 2: block checksums are XXH3-64 (the HDF5 store's, format 5); version 1 had rwd64.
@@ -18,13 +20,7 @@ inline constexpr std::int64_t kMaxBlocks = 1 << 22;  // fields times ranks
 inline constexpr std::size_t kMaxName = 4096;        // a field's or a file's name, bytes
 
 inline std::string hex_of(std::string_view text) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out.empty() ? std::string("-") : out;
+  return hex_text(text);
 }
 
 inline std::string hex64(std::uint64_t v) {

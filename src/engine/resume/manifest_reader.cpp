@@ -84,18 +84,9 @@ class Reader {
 
   std::string text(std::size_t i) const {
     const std::string_view w = words_[i];
-    if (w == "-") return {};
-    if (w.size() % 2 != 0) fail("'" + std::string(w) + "' is not hexadecimal text");
-    std::string out;
-    for (std::size_t k = 0; k < w.size(); k += 2) {
-      unsigned v = 0;
-      const auto [p, ec] = std::from_chars(w.data() + k, w.data() + k + 2, v, 16);
-      if (ec != std::errc() || p != w.data() + k + 2) {
-        fail("'" + std::string(w) + "' is not hexadecimal text");
-      }
-      out += static_cast<char>(v);
-    }
-    return out;
+    std::optional<std::string> out = text_of_hex(w);
+    if (!out) fail("'" + std::string(w) + "' is not hexadecimal text");
+    return *out;
   }
 
  private:

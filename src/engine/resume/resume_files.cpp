@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -248,6 +249,29 @@ void remove_durable(const std::string& path) {
 int lock_durable_run(const std::string& path, const std::string& elsewhere) {
   return detail::lock_run(path, elsewhere);
 }
+std::string hex_text(std::string_view text) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out.empty() ? std::string("-") : out;
+}
+
+std::optional<std::string> text_of_hex(std::string_view hex) {
+  if (hex == "-") return std::string();
+  if (hex.empty() || hex.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  for (std::size_t k = 0; k < hex.size(); k += 2) {
+    unsigned v = 0;
+    const auto [p, ec] = std::from_chars(hex.data() + k, hex.data() + k + 2, v, 16);
+    if (ec != std::errc() || p != hex.data() + k + 2) return std::nullopt;
+    out += static_cast<char>(v);
+  }
+  return out;
+}
+
 std::uint64_t durable_checksum(std::string_view bytes) {
   return detail::text_checksum(bytes);
 }
