@@ -114,10 +114,11 @@ for g in 1 2; do
 done
 
 # ---- refusals: a killed run's files are used only by a resume of the same problem, intact ----
-killed_run "$ranks" --kill adjoint:2
-mkdir -p "$work/saved"
-cp "$work/rewind-ensemble-ensemble.resume" "$work/head.saved"
-cp "$work"/rewind-ensemble-ensemble.resume "$work"/rewind-ensemble-ensemble.[0-9]* "$work/saved/"
+save_manifest() {  # what refused() compares with
+  rm -rf "$work/saved"
+  mkdir -p "$work/saved"
+  cp "$work"/rewind-ensemble-ensemble.resume "$work"/rewind-ensemble-ensemble.[0-9]* "$work/saved/"
+}
 refused() {  # refused REGEX NP args...: fails with a message matching REGEX, files unchanged
   local regex=$1 np=$2 out
   shift 2
@@ -130,6 +131,21 @@ refused() {  # refused REGEX NP args...: fails with a message matching REGEX, fi
   done
   echo "refused ($*): $(grep -Eo "$regex" <<<"$out" | head -1)"
 }
+# refused_damaged FILE OFFSET BYTE REGEX: FILE damaged at OFFSET, a resume refused (every file
+# left as it is, the damaged one included), then FILE repaired.
+refused_damaged() {
+  local file=$1 at=$2 byte=$3 regex=$4
+  [ -f "$file" ] || fail "no file to damage: $file"
+  cp "$file" "$work/repair"
+  printf "$byte" | dd of="$file" bs=1 seek="$at" conv=notrunc status=none
+  cp "$file" "$work/saved/"
+  refused "$regex" "$ranks" --resume
+  cp "$work/repair" "$file"
+  cp "$file" "$work/saved/"
+  rm "$work/repair"
+}
+killed_run "$ranks" --kill adjoint:2
+save_manifest
 refused "is the manifest of a killed ensemble run that can be resumed" "$ranks"
 refused "the identity text \('resume_app' there, 'another' now\)" "$ranks" --resume --identity another
 refused "the task count \(12 there, 11 now\)" "$ranks" --resume --tasks 11
@@ -137,21 +153,10 @@ if [ $((ranks % 2)) = 0 ]; then
   refused "the group size \(1 there, 2 now: a task's arithmetic depends on its group's decomposition" \
     "$ranks" --resume --group-size 2
 fi
-head=$work/rewind-ensemble-ensemble.resume
-sed -i 's/^tasks 12$/tasks 13/' "$head"
-cp "$head" "$work/saved/"  # the damaged file must stay as it is too
-refused "rewind-ensemble-ensemble.resume: its checksum does not match its text" "$ranks" --resume
-cp "$work/head.saved" "$head"
-cp "$head" "$work/saved/"
-sum=$(ls "$work"/rewind-ensemble-ensemble.1.sum-* | head -1)
-[ -n "$sum" ] || fail "no partial sum after a kill in the backward pass"
-cp "$sum" "$work/sum.saved"
-printf '\x01' | dd of="$sum" bs=1 seek=40 conv=notrunc status=none
-cp "$sum" "$work/saved/"
-refused "the partial sum .*sum-[0-9-]+ fails its checksum" "$ranks" --resume
-cp "$work/sum.saved" "$sum"
-cp "$sum" "$work/saved/"
-rm "$work/sum.saved" "$work/head.saved"
+refused_damaged "$work/rewind-ensemble-ensemble.resume" 40 'x' \
+  "rewind-ensemble-ensemble.resume: its checksum does not match its text"
+refused_damaged "$(ls "$work"/rewind-ensemble-ensemble.1.sum-* | head -1)" 40 '\x01' \
+  "the partial sum .*sum-[0-9-]+ fails its checksum"
 base=$(run "$ranks" --plain)
 r=$(run "$ranks" --resume)
 rm -rf "$work/saved"
@@ -159,18 +164,9 @@ check_resumed "after the refusals" "$r" "$base"
 # A durable tape's description, then its data in the tape file, damaged (killed between the
 # passes, when most tapes are durable).
 killed_run "$ranks" --kill gap
-rm -rf "$work/saved"
-mkdir -p "$work/saved"
-cp "$work"/rewind-ensemble-ensemble.resume "$work"/rewind-ensemble-ensemble.[0-9]* "$work/saved/"
-# A tape's description, then its data in the tape file, damaged.
+save_manifest
 desc=$(ls "$work"/rewind-ensemble-ensemble.1.tape-* | head -1)
-[ -n "$desc" ] || fail "no durable tape after a kill between the passes"
-cp "$desc" "$work/desc.saved"
-printf 'x' | dd of="$desc" bs=1 seek=20 conv=notrunc status=none
-cp "$desc" "$work/saved/"
-refused "the tape description .*tape-[0-9-]+ fails its checksum" "$ranks" --resume
-cp "$work/desc.saved" "$desc"
-cp "$desc" "$work/saved/"
+refused_damaged "$desc" 20 'x' "the tape description .*tape-[0-9-]+ fails its checksum"
 file=$(sed -n 's/^file //p' "$desc" | xxd -r -p)
 # The last checkpoint listed (the final state: x_0's comes from the task made again).
 at=$(sed -n 's/^key .* [0-9a-f]* \([0-9]*\) [0-9]* [0-9a-f]\{16\}$/\1/p' "$desc" | tail -1)
@@ -184,21 +180,21 @@ fi
 grep -Eq "failed in its take-over \(resume\).*fails its checksum" <<<"$out" || fail "damaged tape data: $out"
 echo "refused (--resume): $(grep -Eo "failed in its take-over \(resume\)[^;]*" <<<"$out" | head -1)"
 cp "$work/data.saved" "$file"
-rm -rf "$work/saved" "$work/desc.saved" "$work/data.saved"
+rm -rf "$work/saved" "$work/data.saved"
 r=$(run "$ranks" --resume)
 check_resumed "after the damaged tapes were repaired" "$r" "$base"
 # An identity set for the pass (an optimisation loop's iteration): a program started again at
 # another iteration is refused the killed one's manifest; at the same iteration it resumes.
 killed_run "$ranks" --pass-identity "iteration 5" --kill adjoint:2
-mkdir -p "$work/saved"
-cp "$work"/rewind-ensemble-ensemble.resume "$work"/rewind-ensemble-ensemble.[0-9]* "$work/saved/"
+save_manifest
 refused "the identity text \('resume_app; iteration 5' there, 'resume_app; iteration 1' now\)" \
   "$ranks" --resume --pass-identity "iteration 1"
 rm -rf "$work/saved"
 r=$(run "$ranks" --resume --pass-identity "iteration 5")
 check_resumed "resumed at the same iteration" "$r" "$base"
 # The same identity with other parameters: the tapes recorded again must give the outputs the
-# manifest lists, or the pass fails naming the task (its files kept: the right program resumes).
+# manifest lists, or the pass fails naming the task and removes the manifest (it would mix two
+# programs).
 killed_run "$ranks" --kill gap
 if out=$("$mpiexec" -n "$ranks" --oversubscribe "$app" "${common[@]}" --resume --param-shift 1e-3 2>&1); then
   fail "a resume with other parameters was not refused: $out"
