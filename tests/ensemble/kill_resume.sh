@@ -209,4 +209,20 @@ r=$(run "$ranks" --resume)
 [ "$(field gradient "$r")" = "$(field gradient "$base")" ] && [ "$(field resumed "$r")" = 0 ] ||
   fail "after a refused resume with other parameters: $r"
 expect_empty
+# One rank cannot write its partial sum (a directory where its file goes): every rank fails with
+# that rank's error, none hangs, and the pass's manifest stays for a resume.
+if [ $((ranks % 2)) = 0 ]; then
+  base2=$(run "$ranks" --plain --group-size 2)
+  mkdir "$work/rewind-ensemble-ensemble.1.sum-0-1-1"
+  if out=$("$mpiexec" -n "$ranks" --oversubscribe "$app" "${common[@]}" --group-size 2 2>&1); then
+    fail "a partial sum that cannot be written was not an error: $out"
+  fi
+  [ "$(grep -c "resume_app: error: .*sum-0-1-1" <<<"$out")" -ge 2 ] ||
+    fail "one rank's failed write is not an error on every rank: $out"
+  echo "one rank cannot write its partial sum: an error on every rank"
+  rmdir "$work/rewind-ensemble-ensemble.1.sum-0-1-1"
+  r=$(run "$ranks" --group-size 2 --resume)
+  [ "$(field gradient "$r")" = "$(field gradient "$base2")" ] || fail "after the failed write: $r"
+  expect_empty
+fi
 echo "ensemble kill and resume: passed"

@@ -105,7 +105,7 @@ void write_atomically(const std::string& path, std::string_view text) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
-    fail("cannot rename the manifest to", path, e);
+    fail("cannot put the new version in place (rename) at", path, e);
   }
   const std::string dir = std::filesystem::path(path).parent_path().string();
   Fd d{::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
