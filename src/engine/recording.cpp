@@ -143,11 +143,11 @@ std::string Recording::make_durable(const std::string& link) {
           "recording: make_durable() needs a disk store that keeps its checkpoints (hdf5)");
   s.spill(schedule::kUnlimited);
   disk.flush();  // synced and sealed
-  std::optional<Error> failure;
+  comm::Verdict verdict;
   if (comm::comm_rank(s.stores->comm()) == 0) {
-    failure = comm::capture([&] { detail::link_once(disk.path(), link); });
+    verdict.local = comm::capture([&] { verdict.yes = detail::link_once(disk.path(), link); });
   }
-  comm::agree(s.stores->comm(), failure);
+  if (!comm::agree(s.stores->comm(), verdict)) return {};  // no second name possible there
   detail::TapeData t;
   t.steps = s.steps;
   t.file = link;

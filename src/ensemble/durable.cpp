@@ -87,6 +87,9 @@ std::string DurableEnsemble::path(const std::string& name) const {
 std::vector<std::string> DurableEnsemble::read_manifest(const std::string& head_path) {
   const std::optional<std::string> text = engine::read_durable(head_path);
   if (!text) {
+    // Files of a run that was removing them (or a refused one's), without a head: never a
+    // manifest; this run holds the label's lock, so no live run owns them.
+    remove_generations(std::numeric_limits<std::int64_t>::max());
     if (config_.resume && !told_afresh_) {  // once: a loop's later passes start afresh too
       std::fprintf(stderr, "rewind ensemble: no manifest '%s': starting afresh\n",
                    head_path.c_str());
@@ -185,10 +188,13 @@ void DurableEnsemble::take_over(const std::vector<std::string>& texts) {
           path(tape_name(config_.label, saved.generation, k, static_cast<int>(r)));
       const std::optional<std::string> bytes = engine::read_durable(file);
       if (!bytes || engine::durable_checksum(*bytes) != sums[r]) {
-        throw Error(ErrorCode::Corrupt, "ensemble resume: the tape description " + file +
-                                            (bytes ? " fails its checksum" : " is missing") +
-                                            " (remove " + files_of(config_.label) +
-                                            " to start again)");
+        // That tape is recorded again (its output is listed): no reason to give up the rest.
+        std::fprintf(stderr,
+                     "rewind ensemble: the tape description %s %s: task %lld's tape is recorded "
+                     "again\n",
+                     file.c_str(), bytes ? "fails its checksum" : "is missing",
+                     static_cast<long long>(k));
+        continue;
       }
       resumed_.tapes[k] = *bytes;
     }
@@ -236,6 +242,19 @@ const Resumed& DurableEnsemble::begin_forward(std::int64_t tasks) {
      [&] { texts = read_manifest(path(head_name(config_.label))); });
   texts = broadcast(world, std::move(texts));
   if (!texts.empty()) on(world, true, [&] { take_over(texts); });
+  // A tape is taken over only where every rank of its group has its description (every rank
+  // learns which, for the report).
+  std::vector<std::int64_t> lost;
+  for (std::int64_t k : resumed_.with_tape) {
+    int mine = resumed_.owner.at(k) != groups_.group_index() || resumed_.tapes.contains(k) ? 1 : 0;
+    int all = 0;
+    mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, world), "MPI_Allreduce (tapes)");
+    if (all == 0) lost.push_back(k);
+  }
+  for (std::int64_t k : lost) {
+    resumed_.tapes.erase(k);
+    resumed_.with_tape.erase(k);
+  }
 
   group_ = {};
   group_.generation = head_.generation;

@@ -196,6 +196,9 @@ struct Ensemble::Impl {
           (what.find("does not give the output its first sweep gave") != std::string::npos ||
            what.find("cannot be reproduced from its checkpoints") != std::string::npos)) {
         durable->forget();
+        // Every rank waits for the files to go: a program that aborts on the error (MPI_Abort)
+        // must not cut rank 0's removal short.
+        MPI_Barrier(groups.world());
         throw Error(e.code(), what +
                                   "; the ensemble's manifest was removed (its files are not "
                                   "this program's): the next run starts afresh");

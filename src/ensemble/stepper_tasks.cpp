@@ -1,6 +1,7 @@
 #include "rewind/ensemble/stepper_tasks.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -106,8 +107,23 @@ std::string StepperTasks::make_durable(std::int64_t k, const std::string& link) 
   // a tape the disk cannot hold even alone stays as it is, not durable.
   const engine::Claim need = tape.recording->durable_claim();
   if (!stores_->fits_alone(need)) return {};
+  if (no_second_name_) return {};
   make_room(k, need, tape.recording->id());
   std::string text = tape.recording->make_durable(link);
+  if (text.empty()) {  // the file system cannot keep the store's file under the manifest's name
+    no_second_name_ = true;
+    int rank = 0;
+    MPI_Comm_rank(group_, &rank);
+    if (rank == 0) {
+      std::fprintf(stderr,
+                   "rewind ensemble: the group store's file (in %s) cannot be given a second "
+                   "name in the resume directory (another file system, or no hard links): its "
+                   "tapes are not durable, and after a kill they are recorded again; put "
+                   "StoresConfig::store.directory on the resume directory's file system\n",
+                   stores_->config().store.directory.c_str());
+    }
+    return {};
+  }
   tape.durable = true;
   return text;
 }

@@ -161,12 +161,21 @@ base=$(run "$ranks" --plain)
 r=$(run "$ranks" --resume)
 rm -rf "$work/saved"
 check_resumed "after the refusals" "$r" "$base"
-# A durable tape's description, then its data in the tape file, damaged (killed between the
-# passes, when most tapes are durable).
+# A durable tape's description damaged: that tape is recorded again, the others are taken over
+# (killed between the passes, when most tapes are durable).
 killed_run "$ranks" --kill gap
-save_manifest
 desc=$(ls "$work"/rewind-ensemble-ensemble.1.tape-* | head -1)
-refused_damaged "$desc" 20 'x' "the tape description .*tape-[0-9-]+ fails its checksum"
+[ -n "$desc" ] || fail "no durable tape after a kill between the passes"
+printf 'x' | dd of="$desc" bs=1 seek=20 conv=notrunc status=none
+r=$(run "$ranks" --resume)
+grep -q "rewind ensemble: the tape description .*tape-[0-9-]* fails its checksum: task [0-9]*'s tape is recorded again" "$work/stderr.log" ||
+  fail "a damaged tape description was not reported: $(cat "$work/stderr.log")"
+check_resumed "with a damaged tape description" "$r" "$base"
+[ "$(field recorded_again "$r")" -ge 1 ] || fail "the damaged tape was not recorded again: $r"
+echo "a damaged tape description: that tape recorded again, bitwise: $r"
+# A tape's data damaged in its file: found when it is taken over.
+killed_run "$ranks" --kill gap
+desc=$(ls "$work"/rewind-ensemble-ensemble.1.tape-* | head -1)
 file=$(sed -n 's/^file //p' "$desc" | xxd -r -p)
 # The last checkpoint listed (the final state: x_0's comes from the task made again).
 at=$(sed -n 's/^key .* [0-9a-f]* \([0-9]*\) [0-9]* [0-9a-f]\{16\}$/\1/p' "$desc" | tail -1)
@@ -180,9 +189,9 @@ fi
 grep -Eq "failed in its take-over \(resume\).*fails its checksum" <<<"$out" || fail "damaged tape data: $out"
 echo "refused (--resume): $(grep -Eo "failed in its take-over \(resume\)[^;]*" <<<"$out" | head -1)"
 cp "$work/data.saved" "$file"
-rm -rf "$work/saved" "$work/data.saved"
+rm -rf "$work/data.saved"
 r=$(run "$ranks" --resume)
-check_resumed "after the damaged tapes were repaired" "$r" "$base"
+check_resumed "after a tape's data failed its checksum" "$r" "$base"
 # An identity set for the pass (an optimisation loop's iteration): a program started again at
 # another iteration is refused the killed one's manifest; at the same iteration it resumes.
 killed_run "$ranks" --pass-identity "iteration 5" --kill adjoint:2
@@ -209,6 +218,19 @@ r=$(run "$ranks" --resume)
 [ "$(field gradient "$r")" = "$(field gradient "$base")" ] && [ "$(field resumed "$r")" = 0 ] ||
   fail "after a refused resume with other parameters: $r"
 expect_empty
+# Group stores on another file system than the manifest: their files cannot be given a second
+# name there, so the tapes are not durable (said once), and a resume records them again.
+other=/dev/shm/rewind-kill-resume-$$
+if mkdir -p "$other" 2>/dev/null && [ "$(stat -c %d "$other")" != "$(stat -c %d "$work")" ]; then
+  killed_run "$ranks" --store-dir "$other" --kill gap
+  grep -q "cannot be given a second name in the resume directory" "$work/killed.log" ||
+    fail "tapes that cannot be durable were not reported: $(cat "$work/killed.log")"
+  r=$(run "$ranks" --store-dir "$other" --resume)
+  check_resumed "stores on another file system" "$r" "$base"
+  [ "$(field tapes_resumed "$r")" = 0 ] || fail "stores on another file system: $r"
+  echo "stores on another file system: tapes recorded again, bitwise: $r"
+fi
+rm -rf "$other"
 # One rank cannot write its partial sum (a directory where its file goes): every rank fails with
 # that rank's error, none hangs, and the pass's manifest stays for a resume.
 if [ $((ranks % 2)) = 0 ]; then

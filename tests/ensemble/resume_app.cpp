@@ -7,7 +7,7 @@
 // Usage: rewind_ensemble_resume_app --dir D [--tasks K] [--group-size g] [--assign A]
 //          [--ram R] [--group-ram C] [--group-disk C] [--resume] [--plain] [--identity S]
 //          [--kill forward:N | adjoint:N | gap] [--marker FILE] [--param-shift h]
-//          [--pass-identity S]
+//          [--pass-identity S] [--store-dir D]
 // --plain runs without a manifest (the baseline); --kill holds the job once its group's N-th
 // task starts its first sweep (forward:N) or its reverse (adjoint:N), or after the forward pass
 // (gap): rank 0 of the group writes FILE and every rank of it waits for the driver's SIGKILL.
@@ -35,8 +35,9 @@ constexpr int kCells = 48;
 struct Options {
   std::string dir, marker, kill, identity = "resume_app", assign = "dynamic";
   std::int64_t tasks = 12, ram = 3, group_ram = -1, group_disk = -1;
-  double shift = 0.0;  // the parameter field moved by this much (another problem)
-  std::string pass;    // Ensemble::set_resume_identity before the pass (an iteration's name)
+  double shift = 0.0;     // the parameter field moved by this much (another problem)
+  std::string pass;       // Ensemble::set_resume_identity before the pass (an iteration's name)
+  std::string store_dir;  // the group stores' directory (default: --dir)
   int group_size = 1;
   bool resume = false, plain = false;
 };
@@ -147,6 +148,8 @@ Options parse(int argc, char** argv) {
       o.shift = std::stod(value());
     else if (arg == "--pass-identity")
       o.pass = value();
+    else if (arg == "--store-dir")
+      o.store_dir = value();
     else if (arg == "--kill")
       o.kill = value();
     else if (arg == "--marker")
@@ -184,7 +187,7 @@ int run(int argc, char** argv) {
 
   ensemble::StepperTasksConfig tc;
   tc.recording.params.ram = o.ram;
-  tc.stores.store.directory = o.dir;
+  tc.stores.store.directory = o.store_dir.empty() ? o.dir : o.store_dir;
   tc.stores.store.label = "resume-app-group" + std::to_string(ens.group());
   if (o.group_ram >= 0) tc.stores.ram = o.group_ram;
   if (o.group_disk >= 0) tc.stores.disk = o.group_disk;

@@ -133,9 +133,11 @@ class Recording {
   /// A parked recording: moves every checkpoint it holds to the disk store, syncs and seals
   /// them, gives the store's file the second name `link` (a hard link, made by the stores'
   /// rank 0 if it is not that file's already) so that the data outlives this process, and
-  /// returns this rank's description of the tape, for from_durable(). The stores must grant
-  /// durable_claim(). Throws Error(InvalidArgument) if the disk store keeps nothing durable.
-  /// Collective.
+  /// returns this rank's description of the tape, for from_durable(). Returns an empty string
+  /// (the tape stays on disk, not durable) where the file system cannot give the store's file
+  /// that name: `link` on another file system than the store's directory, or no hard links
+  /// there. The stores must grant durable_claim(). Throws Error(InvalidArgument) if the disk
+  /// store keeps nothing durable. Collective.
   std::string make_durable(const std::string& link);
   /// The recording make_durable() described (`tape`, this rank's description), made again in
   /// phase Recorded without taking a step: the first sweep is replayed with each checkpoint's

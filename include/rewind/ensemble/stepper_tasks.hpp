@@ -97,6 +97,7 @@ class StepperTasks final : public TaskRunner {
   std::map<std::int64_t, Tape> tapes_;
   std::map<std::int64_t, TaskCost> done_;
   std::int64_t recorded_ = 0;
+  bool no_second_name_ = false;  // make_durable() found the stores' file cannot be linked
 };
 
 }  // namespace rwd::ensemble

@@ -122,14 +122,21 @@ void hard_link(const std::string& from, const std::string& to) {
   }
 }
 
-void link_once(const std::string& from, const std::string& to) {
+bool link_once(const std::string& from, const std::string& to) {
   struct stat a {
   }, b{};
   if (::stat(to.c_str(), &b) == 0) {
-    if (::stat(from.c_str(), &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return;
+    if (::stat(from.c_str(), &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return true;
     remove_file(to);
   }
-  hard_link(from, to);
+  if (::link(from.c_str(), to.c_str()) == 0) return true;
+  const int e = errno;
+  // Another file system, or one without hard links there: the caller goes without.
+  if (e == EXDEV || e == EPERM || e == EMLINK || e == ENOTSUP || e == EOPNOTSUPP || e == ENOSYS) {
+    return false;
+  }
+  hard_link(from, to);  // throws with the OS's reason
+  return true;
 }
 
 int lock_run(const std::string& path, const std::string& elsewhere) {

@@ -29,8 +29,10 @@ std::string data_links_pattern(const std::string& label);
 /// hard links cannot keep a killed run's checkpoints).
 void hard_link(const std::string& from, const std::string& to);
 /// Makes `to` a second name of the file `from` unless it is one already (the same device and
-/// inode); a `to` that names another file is replaced. Throws Error(Io) with the OS's reason.
-void link_once(const std::string& from, const std::string& to);
+/// inode); a `to` that names another file is replaced. Returns false where the file system
+/// cannot (`to` on another file system, or no hard links there); throws Error(Io) with the OS's
+/// reason for anything else.
+bool link_once(const std::string& from, const std::string& to);
 /// Takes `path` (created if need be) with an exclusive advisory lock (flock) and returns its
 /// descriptor, held for as long as the run is live. Throws Error(InvalidArgument) when another
 /// process holds it (for more than a second: is_locked() takes it for an instant): a live run
