@@ -27,7 +27,7 @@ killed_run() {  # killed_run NP POINT COUNT
     setsid "$mpiexec" -n "$1" --oversubscribe "$app" "${common[@]}" >"$work/killed.log" 2>&1 &
   local paused=$!
   wait_for_marker "$work/marker" "$paused" "$work/killed.log" \
-    "the run to kill never reached $2 (the ${3}th time)" 600
+    "the run to kill never reached $2 (the ${3}th time)" 1800
   kill_session $paused || fail "processes of the killed run live on"
   [ -e "$work/ckpt/rewind-ensemble-ensemble.resume" ] || fail "no manifest after a kill at $2"
 }
