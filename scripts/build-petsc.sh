@@ -6,6 +6,8 @@
 #
 #   scripts/build-petsc.sh 3.22.5        # about 15 minutes on 2 cores the first time
 #   scripts/build-petsc.sh 3.25.4
+#   scripts/build-petsc.sh 3.25.4 cams   # the same with CAMS (--download-cams from the shared
+#                                        # tarball), in its own prefix: for the CAMS comparison
 #
 # Environment: REWIND_PETSC_CACHE (default ~/.cache/rewind/petsc), REWIND_PETSC_SOURCES (default
 # ../shared/petsc next to the repository), REWIND_PETSC_JOBS (default nproc).
@@ -13,7 +15,12 @@
 # BLAS/LAPACK from the distribution, no Fortran, no X, optimised, shared libraries.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-version=${1:?"usage: scripts/build-petsc.sh VERSION (e.g. 3.22.5 or 3.25.4)"}
+version=${1:?"usage: scripts/build-petsc.sh VERSION [cams] (e.g. 3.22.5 or 3.25.4)"}
+variant=${2:-}
+if [ -n "$variant" ] && [ "$variant" != cams ]; then
+  echo "build-petsc: unknown variant '$variant' (the one known: cams)" >&2
+  exit 2
+fi
 if ! [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
   echo "build-petsc: '$version' is not a release number like 3.22.5" >&2
   exit 2
@@ -22,7 +29,16 @@ sources=${REWIND_PETSC_SOURCES:-$here/../shared/petsc}
 cache=${REWIND_PETSC_CACHE:-$HOME/.cache/rewind/petsc}
 jobs=${REWIND_PETSC_JOBS:-$(nproc)}
 tarball=$sources/petsc-$version-src.tar.xz
-prefix=$cache/$version
+prefix=$cache/$version${variant:+-$variant}
+extra=()
+if [ "$variant" = cams ]; then
+  cams_tarball=$(ls "$sources"/cams-*.tar.gz 2>/dev/null | head -1)
+  if [ -z "$cams_tarball" ]; then
+    echo "build-petsc: no cams-*.tar.gz in $sources" >&2
+    exit 2
+  fi
+  extra=(--download-cams="$cams_tarball")
+fi
 stamp=$prefix/.rewind-build-petsc-done
 
 if [ -f "$stamp" ]; then
@@ -49,13 +65,13 @@ fi
 mkdir -p "$prefix"
 touch "$prefix/.rewind-build-petsc-started"
 
-work=$cache/build-$version
+work=$cache/build-$version${variant:+-$variant}
 rm -rf "$work"
 mkdir -p "$work"
 echo "build-petsc: unpacking $tarball" >&2
 tar -xJf "$tarball" -C "$work"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'petsc*' | head -1)
-log=$cache/build-$version.log
+log=$cache/build-$version${variant:+-$variant}.log
 echo "build-petsc: configuring and building PETSc $version (log: $log)" >&2
 (
   cd "$src"
@@ -63,7 +79,7 @@ echo "build-petsc: configuring and building PETSc $version (log: $log)" >&2
   unset PETSC_DIR_OLD
   python3 ./configure --with-cc=mpicc --with-cxx=mpicxx --with-fc=0 --with-debugging=0 \
     COPTFLAGS=-O2 CXXOPTFLAGS=-O2 --with-x=0 --with-shared-libraries=1 \
-    --with-blaslapack-lib="-llapack -lblas" --prefix="$prefix"
+    --with-blaslapack-lib="-llapack -lblas" --prefix="$prefix" "${extra[@]}"
   make PETSC_DIR="$src" PETSC_ARCH=arch-rewind MAKE_NP="$jobs" all
   make PETSC_DIR="$src" PETSC_ARCH=arch-rewind install
 ) >"$log" 2>&1 || {
@@ -77,5 +93,5 @@ cp -r "$src/src/ts/tutorials/." "$prefix/share/petsc-tutorials/"
 rm -rf "$work"
 rm -f "$prefix/.rewind-build-petsc-started"
 touch "$stamp"
-echo "build-petsc: PETSc $version installed in $prefix" >&2
+echo "build-petsc: PETSc $version${variant:+ ($variant)} installed in $prefix" >&2
 echo "$prefix"

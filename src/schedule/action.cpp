@@ -58,6 +58,11 @@ std::string describe(const ScheduleParams& p) {
     os << p.disk;
   }
   os << " wd=" << p.write_cost << " rd=" << p.read_cost;
+  if (p.ram_units > 0) {
+    os << " ram_units=" << p.ram_units << " (restart " << p.restart_units << ", pullback "
+       << p.pullback_units << ")";
+  }
+  if (p.pullback_holds_next) os << " pullback_holds_next";
   return os.str();
 }
 

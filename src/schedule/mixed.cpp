@@ -17,20 +17,33 @@
 
 #include "builtin.hpp"
 #include "mixed_table.hpp"
+#include "rewind/error.hpp"
 #include "rewind/schedule/mixed.hpp"
 
 namespace rwd::schedule {
 
 namespace {
 
+// The budget and sizes mixed plans with: units when the parameters give them, slots otherwise.
+std::int64_t budget_of(const ScheduleParams& p) {
+  detail::check_offline_params("mixed", p, 0);
+  require(p.ram_units >= 0, "mixed: RAM units must be >= 0, got " + std::to_string(p.ram_units));
+  return p.ram_units > 0 ? p.ram_units : p.ram;
+}
+
+detail::MixedUnits units_of(const ScheduleParams& p) {
+  if (p.ram_units > 0) return {p.restart_units, p.pullback_units, p.pullback_holds_next};
+  return {1, 1, p.pullback_holds_next};
+}
+
 class MixedSchedule final : public Schedule {
  public:
   explicit MixedSchedule(const ScheduleParams& p)
       : Schedule(p),
-        table_(detail::shared_mixed_table((detail::check_offline_params("mixed", p, 0), p.steps),
-                                          p.ram)),
+        budget_(budget_of(p)),
+        table_(detail::shared_mixed_table(p.steps, budget_, units_of(p))),
         stream_(*table_) {
-    stream_.push_segment(0, p.steps, p.ram);
+    stream_.push_segment(0, p.steps, budget_);
   }
 
   std::string name() const override { return "mixed"; }
@@ -45,6 +58,7 @@ class MixedSchedule final : public Schedule {
   }
 
  private:
+  std::int64_t budget_;
   std::shared_ptr<const detail::MixedTable> table_;
   detail::MixedStream stream_;
   bool ended_ = false;
@@ -57,13 +71,19 @@ MixedPlan plan_mixed(Step steps, std::int64_t slots) {
   return {t->cost(), t->lower_bound(), t->exact()};
 }
 
+MixedPlan plan_mixed(const ScheduleParams& params) {
+  const auto t = detail::shared_mixed_table(params.steps, budget_of(params), units_of(params));
+  return {t->cost(), t->lower_bound(), t->exact()};
+}
+
 namespace detail {
 
 void register_mixed(ScheduleRegistry& registry) {
   registry.add(
       {.name = "mixed",
        .summary = "a RAM slot holds a restart state or one step's pullback data "
-                  "(stages), whichever saves more (Maddison's dynamic programme)",
+                  "(stages), whichever saves more (Maddison's dynamic programme; with "
+                  "checkpoint sizes, each kind takes its own units)",
        .online = false,
        .uses_disk = false,
        .factory = [](const ScheduleParams& p) { return std::make_unique<MixedSchedule>(p); },

@@ -74,7 +74,7 @@ class Model {
           if (slot & bit(a.level))
             fail("pullback data of step " + std::to_string(i) + " written twice");
           slot |= bit(a.level);
-          count_write(a.level, i);
+          count_write(a.level, i, true);
         }
       } else {
         fail("pullback data written to level none");
@@ -111,8 +111,8 @@ class Model {
         fail("adjoint of step " + std::to_string(i) + " without its pullback data");
       }
       if (a.clear_pullback) {
-        if (slot & bit(Level::Ram)) release(Level::Ram, i);
-        if (slot & bit(Level::Disk)) release(Level::Disk, i);
+        if (slot & bit(Level::Ram)) release(Level::Ram, i, true);
+        if (slot & bit(Level::Disk)) release(Level::Disk, i, true);
         slot = 0;
         if (work_adj_ == i) work_adj_.reset();
       }
@@ -132,7 +132,18 @@ class Model {
         fail("x_" + std::to_string(a.n) + " is not the working state (" + pos(work_) + ")");
     } else if (is_store(a.from)) {
       if (!(ics_[static_cast<std::size_t>(a.n)] & bit(a.from))) {
-        fail("x_" + std::to_string(a.n) + " is not stored at " + to_string(a.from));
+        // x_n may be in step n-1's pullback data (pullback_holds_next): copied, never moved,
+        // since the adjoint of step n-1 still reads it.
+        const bool held = limits_.pullback_holds_next && a.n >= 1 &&
+                          (adj_[static_cast<std::size_t>(a.n - 1)] & bit(a.from));
+        if (!held) fail("x_" + std::to_string(a.n) + " is not stored at " + to_string(a.from));
+        if (move || a.to != Level::Work) {
+          fail("x_" + std::to_string(a.n) + " is held by step " + std::to_string(a.n - 1) +
+               "'s pullback data: it can only be copied to work");
+        }
+        count_read(a.from);
+        work_ = a.n;
+        return;
       }
     } else {
       fail("source level none");
@@ -149,7 +160,7 @@ class Model {
         work_.reset();
       } else {
         ics_[static_cast<std::size_t>(a.n)] &= static_cast<std::uint8_t>(~bit(a.from));
-        release(a.from, a.n);
+        release(a.from, a.n, false);
       }
     }
   }
@@ -181,15 +192,21 @@ class Model {
     if (slot & bit(level))
       fail("x_" + std::to_string(n) + " is already stored at " + to_string(level));
     slot |= bit(level);
-    count_write(level, n);
+    count_write(level, n, false);
+  }
+
+  std::int64_t units(bool pullback) const {
+    if (limits_.ram_units <= 0) return 1;
+    return pullback ? limits_.pullback_units : limits_.restart_units;
   }
 
   // A checkpoint of x_n (or step n's pullback data) is written at `level`.
-  void count_write(Level level, Step n) {
+  void count_write(Level level, Step n, bool pullback) {
     const double bytes = state_bytes(limits_, n);
     if (level == Level::Ram) {
       ++result_.ram.writes;
       ++live_ram_;
+      live_ram_units_ += units(pullback);
       live_ram_bytes_ += bytes;
     } else {
       ++result_.disk.writes;
@@ -198,10 +215,11 @@ class Model {
     }
   }
 
-  void release(Level level, Step n) {
+  void release(Level level, Step n, bool pullback) {
     const double bytes = state_bytes(limits_, n);
     if (level == Level::Ram) {
       --live_ram_;
+      live_ram_units_ -= units(pullback);
       live_ram_bytes_ -= bytes;
     } else {
       --live_disk_;
@@ -219,6 +237,7 @@ class Model {
 
   void check_budget() {
     result_.ram.peak = std::max(result_.ram.peak, live_ram_);
+    result_.ram.peak_units = std::max(result_.ram.peak_units, live_ram_units_);
     result_.disk.peak = std::max(result_.disk.peak, live_disk_);
     result_.ram.peak_bytes = std::max(result_.ram.peak_bytes, live_ram_bytes_);
     result_.disk.peak_bytes = std::max(result_.disk.peak_bytes, live_disk_bytes_);
@@ -228,6 +247,11 @@ class Model {
         std::ostringstream os;
         os << live_ram_bytes_ << " RAM bytes live, budget " << limits_.ram_bytes;
         fail(os.str());
+      }
+    } else if (limits_.ram_units > 0) {
+      if (live_ram_units_ > limits_.ram_units) {
+        fail(std::to_string(live_ram_units_) + " RAM units live, budget " +
+             std::to_string(limits_.ram_units));
       }
     } else if (live_ram_ > limits_.ram) {
       fail(std::to_string(live_ram_) + " RAM slots live, budget " + std::to_string(limits_.ram));
@@ -244,6 +268,7 @@ class Model {
   std::optional<Step> work_ = 0;   // x_0 is given
   std::optional<Step> work_adj_;   // the one step whose pullback data the stepper holds
   std::int64_t live_ram_ = 0;
+  std::int64_t live_ram_units_ = 0;
   std::int64_t live_disk_ = 0;
   double live_ram_bytes_ = 0.0;
   double live_disk_bytes_ = 0.0;
@@ -265,6 +290,8 @@ SimulationResult simulate(Schedule& schedule, const ScheduleParams& limits,
                           const ActionObserver& observer, std::int64_t max_actions) {
   require(limits.steps >= 1, "simulate: steps must be >= 1, got " + std::to_string(limits.steps));
   require(limits.ram >= 0, "simulate: ram slots must be >= 0, got " + std::to_string(limits.ram));
+  require(limits.ram_units >= 0 && limits.restart_units >= 1 && limits.pullback_units >= 1,
+          "simulate: RAM units must be >= 0 and checkpoint sizes >= 1 unit");
   require(limits.disk >= 0 || limits.disk == kUnlimited,
           "simulate: disk slots must be >= 0 or unlimited, got " + std::to_string(limits.disk));
   SimulationResult result;

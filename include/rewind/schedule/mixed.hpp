@@ -23,6 +23,11 @@ struct MixedPlan {
 /// Error(InvalidArgument) for no slot with steps >= 2 or a table over 4e7 entries.
 MixedPlan plan_mixed(Step steps, std::int64_t slots);
 
+/// Plans `mixed` for `params` as the schedule runs with them: params.ram_units > 0 plans with
+/// checkpoints of different sizes (restart_units, pullback_units, pullback_holds_next), else
+/// with params.ram slots. Throws as plan_mixed(steps, slots), and for sizes below one unit.
+MixedPlan plan_mixed(const ScheduleParams& params);
+
 /// `disk-mixed`: x_0, x_P, x_2P, ... go to disk in the first sweep; each interval is read back
 /// and reversed by mixed with every RAM slot; the last interval is reversed at once. The period
 /// it runs with: params.period if set, else the cheapest within the disk slots. Throws

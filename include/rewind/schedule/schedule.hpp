@@ -33,6 +33,18 @@ struct ScheduleParams {
   /// > 0: a RAM budget in bytes that replaces the RAM slot count (live RAM checkpoints and
   /// pullback data, sized by state_bytes, may not exceed it).
   double ram_bytes = 0.0;
+
+  /// Checkpoints of different sizes, for the schedules that plan with them (`mixed`): with
+  /// ram_units > 0 the RAM budget is that many units, a restart checkpoint takes restart_units
+  /// of them and one step's pullback data pullback_units (it replaces `ram` for those schedules,
+  /// and the simulator counts units). The others are planned with `ram` slots.
+  std::int64_t ram_units = 0;
+  std::int64_t restart_units = 1;
+  std::int64_t pullback_units = 1;
+  /// Step i's pullback data holds the state it ends in, x_{i+1} (a stiffly accurate method's last
+  /// stage, or a front end that stores the end state with the stages): x_{i+1} may be restored
+  /// from it (a Copy from RAM), with no restart checkpoint of its own.
+  bool pullback_holds_next = false;
 };
 
 /// Cost of forward step i under `params` (1 without step costs).

@@ -16,7 +16,11 @@ namespace rwd::schedule {
 struct LevelStats {
   std::int64_t writes = 0;  ///< checkpoints (restart states or step pullback data) written
   std::int64_t reads = 0;   ///< checkpoints read back (restores and pullback data consumed)
-  std::int64_t peak = 0;    ///< largest number of slots live at once
+  std::int64_t peak = 0;    ///< largest number of checkpoints live at once
+  /// Largest number of units live at once: a restart checkpoint counts
+  /// ScheduleParams::restart_units, one step's pullback data pullback_units (RAM only; 1 each
+  /// without ram_units).
+  std::int64_t peak_units = 0;
   double peak_bytes = 0.0;  ///< largest live size, by ScheduleParams::state_bytes (1 each if unset)
 };
 
@@ -43,7 +47,9 @@ using ActionObserver = std::function<void(const Action&)>;
 /// be >= 1; for an online schedule the simulator plays the driver: it stops each Forward at n
 /// and calls finalize(n); it also reports limits.step_cost and limits.state_bytes through
 /// Schedule::observe_step as the first sweep runs). With limits.ram_bytes > 0 the RAM budget is
-/// that many bytes instead of limits.ram slots. Throws Error(InvalidSchedule) naming the action
+/// that many bytes instead of limits.ram slots, and with limits.ram_units > 0 that many units
+/// (checkpoints of different sizes; with pullback_holds_next a Copy of x_{i+1} may read it from
+/// step i's pullback data). Throws Error(InvalidSchedule) naming the action
 /// and the rule broken:
 /// forward from a state the model does not hold, reverse without the pullback data or out of
 /// order, copy from an empty slot, live slots over budget, anything still stored after
