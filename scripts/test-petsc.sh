@@ -7,13 +7,15 @@
 #   scripts/test-petsc.sh 3.18          # Debian's PETSc, in ${BUILD_DIR:-build}
 #   scripts/test-petsc.sh 3.22.5        # built by scripts/build-petsc.sh, in build-petsc-3.22.5
 #   scripts/test-petsc.sh 3.25.4
+#   scripts/test-petsc.sh 3.25.4-cams   # the same release configured with CAMS: adds the
+#                                       # rewind-vs-CAMS tutorial tests (petsc.cams.*)
 #   scripts/test-petsc.sh all           # the three, one after the other
 #
 # Extra arguments go to ctest (e.g. -R ex5adj). The build directory of a built release is
 # build-petsc-VERSION unless BUILD_DIR says otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=${1:?"usage: scripts/test-petsc.sh 3.18|3.22.5|3.25.4|all [ctest arguments]"}
+version=${1:?"usage: scripts/test-petsc.sh 3.18|3.22.5|3.25.4|3.25.4-cams|all [ctest arguments]"}
 shift
 if [ "$version" = all ]; then
   for v in 3.18 3.22.5 3.25.4; do "$0" "$v" "$@"; done
@@ -25,7 +27,10 @@ if [ "$version" = 3.18 ] || [ "$version" = debian ]; then
   build_dir=${BUILD_DIR:-build}
   BUILD_DIR=$build_dir scripts/build.sh
 else
-  prefix=$(scripts/build-petsc.sh "$version" | tail -1)
+  release=${version%-cams}
+  variant=
+  if [ "$release" != "$version" ]; then variant=cams; fi
+  prefix=$(scripts/build-petsc.sh "$release" $variant | tail -1)
   build_dir=${BUILD_DIR:-build-petsc-$version}
   PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
     BUILD_DIR=$build_dir scripts/build.sh

@@ -64,15 +64,18 @@ CheckpointSizes agreed_sizes(Stepper& stepper, record::RestartSets& sets, MPI_Co
                              const RecordingConfig& config, const StoresConfig* stores) {
   comm::agree_settings(comm, settings_of(config, stores));
   const std::vector<Field> state = stepper.state();
-  const std::uint64_t local[3] = {
+  // The fourth value is 1 where step i's pullback data does not hold x_{i+1}: it holds it only
+  // if it does on every rank.
+  const std::uint64_t local[4] = {
       static_cast<std::uint64_t>(bytes_of(select(state, sets.written()))),
       static_cast<std::uint64_t>(bytes_of(stepper.pullback())),
-      static_cast<std::uint64_t>(bytes_of(state))};
-  std::uint64_t largest[3] = {0, 0, 0};
-  comm::mpi_check(MPI_Allreduce(local, largest, 3, MPI_UINT64_T, MPI_MAX, comm),
+      static_cast<std::uint64_t>(bytes_of(state)),
+      stepper.next_state_in_pullback().size() == state.size() ? 0u : 1u};
+  std::uint64_t largest[4] = {0, 0, 0, 0};
+  comm::mpi_check(MPI_Allreduce(local, largest, 4, MPI_UINT64_T, MPI_MAX, comm),
                   "MPI_Allreduce (checkpoint sizes)");
   return {static_cast<std::int64_t>(largest[0]), static_cast<std::int64_t>(largest[1]),
-          static_cast<std::int64_t>(largest[2])};
+          static_cast<std::int64_t>(largest[2]), largest[3] == 0};
 }
 
 record::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {

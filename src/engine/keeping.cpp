@@ -24,31 +24,44 @@ std::optional<std::pair<Key, Level>> last_restart(const CheckpointIo& io, Step s
   return last;
 }
 
+std::optional<std::pair<Key, Level>> last_held_state(const CheckpointIo& io, Step steps,
+                                                     bool holds_next) {
+  if (!holds_next) return std::nullopt;
+  std::optional<std::pair<Key, Level>> last;
+  for (const auto& [k, level] : io.record().held()) {
+    if (k.kind != Kind::Pullback || k.step + 1 >= steps || level == Level::Work) continue;
+    if (!last || k.step > last->first.step) last = std::pair{k, level};
+  }
+  return last;
+}
+
 Thinned thin(CheckpointIo& io, Step steps, bool tail, bool keep_final, std::size_t variables,
-             const std::string& schedule) {
+             const std::string& schedule, bool holds_next) {
   const record::CheckpointRecord& r = io.record();
   const std::optional<Key> first = first_restart(io, steps);
-  bool pullbacks_before = first.has_value();
-  for (Step i = 0; first && i < first->step; ++i) {
-    pullbacks_before = pullbacks_before && r.cheapest(io.key(i, Kind::Pullback)).has_value();
-  }
-  if (!first || !pullbacks_before) {
+  // The steps in a row from 0 whose pullback data is stored (none needed before a restart).
+  Step row = 0;
+  while (row < steps && r.cheapest(io.key(row, Kind::Pullback))) ++row;
+  const bool held = !first && holds_next && row >= 1;
+  const Step base = first ? first->step : row;
+  if ((!first || row < base) && !held) {
     throw Error(ErrorCode::InvalidArgument,
                 "recording: thin() keeps the first restart checkpoint (and the pullback data of "
                 "the steps before it), and schedule '" +
                     schedule + "' kept no restart checkpoint to start from");
   }
-  const auto first_level = r.cheapest(*first);
-  const bool all = !keep_final && r.find(*first, *first_level)->variables.size() == variables;
+  const Level first_level = first ? r.cheapest(*first).value_or(Level::None) : Level::None;
+  const bool all =
+      first && !keep_final && r.find(*first, first_level)->variables.size() == variables;
   for (const auto& [k, level] : r.held()) {
-    const bool before = k.kind == Kind::Pullback && k.step < first->step && level == *r.cheapest(k);
-    const bool keep = (k == *first && level == *first_level) || before ||
+    const bool before = k.kind == Kind::Pullback && k.step < base && level == *r.cheapest(k);
+    const bool keep = (first && k == *first && level == first_level) || before ||
                       (tail && k == io.key(steps - 1, Kind::Pullback) && level == Level::Work) ||
                       (!(tail && all) && k == io.key(steps, Kind::Final));
     if (!keep) io.erase(k, level);
   }
   if (!tail) io.record().set_work_pullback(std::nullopt);
-  return {first->step, tail, tail && all};
+  return {base, held, tail, tail && all};
 }
 
 RecordingConfig replan_config(RecordingConfig c, Step steps, const Claim& free, const Claim& held) {

@@ -20,10 +20,15 @@ namespace rwd::engine::detail {
 std::optional<Key> first_restart(const CheckpointIo& io, Step steps);
 /// The latest restart checkpoint held before x_steps, and its level.
 std::optional<std::pair<Key, Level>> last_restart(const CheckpointIo& io, Step steps);
+/// With pullback_holds_next, the latest state a stored step's pullback data holds: x_{k+1} from
+/// step k's, for k + 1 < steps (the last step's data gives x_n itself, what a rebuild makes).
+std::optional<std::pair<Key, Level>> last_held_state(const CheckpointIo& io, Step steps,
+                                                     bool holds_next);
 
 /// What thinning kept.
 struct Thinned {
   Step base = 0;               ///< the restart checkpoint kept is x_base's
+  bool held_base = false;      ///< x_base is held by step base-1's pullback data, kept
   bool tail_kept = false;      ///< step n-1's pullback data stays where it is held
   bool final_dropped = false;  ///< the final state was dropped (step n-1's data stands for it)
 };
@@ -32,10 +37,12 @@ struct Thinned {
 /// the pullback data of the steps before it, step n-1's data in the stepper's buffers if
 /// `tail` (the recording still holds it there) and the final state unless `tail` and, with
 /// `keep_final` false, the first restart checkpoint holds all `variables` state variables.
-/// Throws Error(InvalidArgument) naming `schedule` if it kept no restart checkpoint to start
-/// from. Collective (disk checkpoints are erased).
+/// With `holds_next` and no restart checkpoint, x_base is the state the pullback data of the
+/// steps 0..base-1, stored in a row, ends in (held by step base-1's). Throws
+/// Error(InvalidArgument) naming `schedule` if it kept no state to start from. Collective (disk
+/// checkpoints are erased).
 Thinned thin(CheckpointIo& io, Step steps, bool tail, bool keep_final, std::size_t variables,
-             const std::string& schedule);
+             const std::string& schedule, bool holds_next);
 
 /// The configuration to plan `steps` steps of a thinned recording again with: `config`, its
 /// budget cut to what `free` (what the stores grant it now) leaves next to what it holds,

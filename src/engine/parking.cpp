@@ -40,10 +40,11 @@ Claim Parking::park_claim() const {
 }
 
 bool Parking::can_rebuild() const {
-  for (const auto& [k, level] : io->record().held()) {
-    if (k.kind == Kind::Restart && k.step < steps) return true;
-  }
-  return false;
+  return detail::last_restart(*io, steps).has_value() || last_held_state().has_value();
+}
+
+std::optional<std::pair<Key, Level>> Parking::last_held_state() const {
+  return detail::last_held_state(*io, steps, plan.params.pullback_holds_next);
 }
 
 bool Parking::whole() const {
@@ -117,18 +118,26 @@ void Parking::lose_work() {
 
 void Parking::rebuild() {
   const std::optional<std::pair<Key, Level>> last = detail::last_restart(*io, steps);
-  if (!last) {
+  const std::optional<std::pair<Key, Level>> held = last_held_state();
+  if (!last && !held) {
     throw Error(ErrorCode::InvalidArgument,
                 "recording: the host lost the state at the end of the first sweep and no "
                 "restart checkpoint is held to recompute it from");
   }
-  const Key k = last->first;
-  io->get(k, last->second,
-          select(stepper().state(), io->record().find(k, last->second)->variables));
-  position = k.step;
   const bool pullback = io->record().work_pullback().has_value();
+  Step from = 0;
+  if (held && (!last || held->first.step + 1 > last->first.step)) {
+    from = held->first.step + 1;  // x_{k+1} from step k's pullback data
+    restore_from_pullback(from, held->second);
+  } else {
+    const Key k = last->first;
+    io->get(k, last->second,
+            select(stepper().state(), io->record().find(k, last->second)->variables));
+    from = k.step;
+  }
+  position = from;
   const Step before = stats.forward_steps;
-  recompute(schedule::Forward{k.step, steps, false, pullback, Level::Work});
+  recompute(schedule::Forward{from, steps, false, pullback, Level::Work});
   stats.rebuilt_steps += stats.forward_steps - before;
   settle_check();
   work_lost = false;
@@ -148,12 +157,13 @@ Claim Parking::thin(bool keep_final) {
   const bool tail = phase == Phase::Parked
                         ? tail_held()
                         : !work_lost && io->record().work_pullback() == steps - 1;
-  const detail::Thinned t =
-      detail::thin(*io, steps, tail, keep_final, sets.variables(), plan.schedule);
+  const detail::Thinned t = detail::thin(*io, steps, tail, keep_final, sets.variables(),
+                                         plan.schedule, plan.params.pullback_holds_next);
   thinned = true;
   tail_kept = t.tail_kept;
   final_dropped = t.final_dropped;
   base = t.base;
+  held_base = t.held_base;
   stores->claim(id, held_claim());
   return held_claim();
 }
@@ -161,15 +171,20 @@ Claim Parking::thin(bool keep_final) {
 void Parking::replan(Step m) {
   thinned = false;
   served_below = base;
-  const Key first = key(base, Kind::Restart);
+  const Key first = held_base ? key(base - 1, Kind::Pullback) : key(base, Kind::Restart);
   const auto level = io->record().cheapest(first);
   if (!level) broken("a thinned recording lost x_" + std::to_string(base));
-  if (m > base) {
-    io->get(first, *level, select(stepper().state(), io->record().find(first, *level)->variables));
-    position = base;
-  }
-  for (Level l : {Level::Ram, Level::Disk}) {
-    if (io->record().find(first, l)) io->erase(first, l);
+  if (held_base) {  // x_base from step base-1's pullback data, which its adjoint still reads
+    if (m > base) restore_from_pullback(base, *level);
+  } else {
+    if (m > base) {
+      io->get(first, *level,
+              select(stepper().state(), io->record().find(first, *level)->variables));
+      position = base;
+    }
+    for (Level l : {Level::Ram, Level::Disk}) {
+      if (io->record().find(first, l)) io->erase(first, l);
+    }
   }
   if (m <= base) {  // every step left has its pullback data kept
     stream.reset(std::make_unique<schedule::EndOnlySchedule>(plan.params));

@@ -19,6 +19,7 @@ struct Parking : Sweeps {
   std::pair<Claim, Level> park_plan() const;
   Claim park_claim() const;
   bool can_rebuild() const;
+  std::optional<std::pair<Key, Level>> last_held_state() const;
   bool whole() const;
   void park();
   void unpark();

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <numeric>
+#include <optional>
 #include <tuple>
 
 #include "rewind/error.hpp"
@@ -20,12 +22,14 @@ using schedule::ScheduleParams;
 struct CacheKey {
   std::string name;
   schedule::Step steps;
-  std::int64_t ram, disk, period, pullback_slots;
+  std::int64_t ram, disk, period, pullback_slots, ram_units, restart_units, pullback_units;
+  bool holds_next;
   double write_cost, read_cost, ram_bytes;
   std::vector<double> step_cost, state_bytes;
   auto tie() const {
-    return std::tie(name, steps, ram, disk, period, pullback_slots, write_cost, read_cost,
-                    ram_bytes, step_cost, state_bytes);
+    return std::tie(name, steps, ram, disk, period, pullback_slots, ram_units, restart_units,
+                    pullback_units, holds_next, write_cost, read_cost, ram_bytes, step_cost,
+                    state_bytes);
   }
   bool operator<(const CacheKey& o) const { return tie() < o.tie(); }
 };
@@ -54,6 +58,28 @@ std::int64_t slots_for(double bytes, std::int64_t each) {
   if (each <= 0) return std::numeric_limits<std::int64_t>::max();
   const double n = std::floor(bytes / static_cast<double>(each));
   return n >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(n);
+}
+
+// Checkpoints of different sizes, for the schedules that plan with them: the budget's bytes in
+// units of a common divisor of the two sizes, coarsened so that the larger kind takes at most
+// kFinest units (sizes rounded up: a plan never holds more bytes than the budget).
+struct Units {
+  std::int64_t bytes = 0, budget = 0, restart = 0, pullback = 0;
+};
+
+std::optional<Units> units_for(double budget_bytes, const CheckpointSizes& s) {
+  constexpr std::int64_t kFinest = 16;
+  if (s.restart <= 0 || s.pullback <= 0) return std::nullopt;
+  if (s.restart == s.pullback && !s.pullback_holds_next) return std::nullopt;  // slots say it
+  const std::int64_t largest = std::max(s.restart, s.pullback);
+  std::int64_t unit = std::gcd(s.restart, s.pullback);
+  if (largest / unit > kFinest) unit = (largest + kFinest - 1) / kFinest;
+  Units u;
+  u.bytes = unit;
+  u.restart = (s.restart + unit - 1) / unit;
+  u.pullback = (s.pullback + unit - 1) / unit;
+  u.budget = slots_for(budget_bytes, unit);
+  return u;
 }
 
 // The registry's answer for `name` ("auto" or a schedule) under `p`, without the cache.
@@ -127,6 +153,17 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
 
 }  // namespace
 
+std::int64_t any_slot_bytes(const CheckpointSizes& sizes) {
+  const std::int64_t with_state = sizes.pullback + (sizes.pullback_holds_next ? 0 : sizes.restart);
+  return std::max(sizes.restart, with_state);
+}
+
+std::int64_t slots_filled(double bytes, std::int64_t slot_bytes) {
+  if (bytes <= 0 || slot_bytes <= 0) return 0;
+  // A hair below a whole slot is that slot (sums of sizes in double).
+  return static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(slot_bytes) - 1e-9));
+}
+
 std::string step_count_advice(const SettingNames& names) {
   const std::string give =
       names.give_steps.empty() ? "" : "give the exact step count (" + names.give_steps + ")";
@@ -135,9 +172,36 @@ std::string step_count_advice(const SettingNames& names) {
   return give + (give.empty() || online.empty() ? "" : ", or ") + online;
 }
 
-Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
+// The budget (`ram` slots, and the byte budget) in units, for schedules that know checkpoint
+// sizes (`mixed`): a restart checkpoint then takes only its own bytes, where a slot must fit the
+// larger kind (SlotSize::Any: a slot is worth a step's pullback data with the state it ends in,
+// any_slot_bytes()). Only when pullback data may be kept and the step count is known.
+static std::optional<Units> budget_units(const RecordingConfig& config,
+                                         const CheckpointSizes& sizes, std::int64_t ram) {
+  if (!config.pullback_checkpoints || config.params.steps <= 0) return std::nullopt;
+  double bytes = static_cast<double>(ram) * static_cast<double>(config.slot_size == SlotSize::Any
+                                                                    ? any_slot_bytes(sizes)
+                                                                    : sizes.restart);
+  if (config.ram_bytes > 0) bytes = std::min(bytes, config.ram_bytes);
+  return units_for(bytes, sizes);
+}
+
+// A plan made in units claims the budget's slots its units fill (more checkpoints of the smaller
+// kind may be live; the bytes are the bound).
+static void in_units(Plan& plan, const Units& units, std::int64_t slot_bytes,
+                     std::int64_t restart_slots) {
+  plan.unit_bytes = units.bytes;
+  plan.ram_bytes_bound =
+      static_cast<double>(plan.params.ram_units) * static_cast<double>(units.bytes);
+  plan.slot_bytes = slot_bytes;
+  plan.params.ram = std::clamp<std::int64_t>(slots_filled(plan.ram_bytes_bound, slot_bytes), 1,
+                                             std::max<std::int64_t>(restart_slots, 1));
+}
+
+// The settings plan_recording() refuses, by the front end's names.
+static void check_config(const RecordingConfig& config, const CheckpointSizes& sizes) {
   const SettingNames& names = config.names;
-  ScheduleParams p = config.params;
+  const ScheduleParams& p = config.params;
   require(p.steps >= 0,
           names.steps + " must be >= 0 (0 = not known in advance), got " + std::to_string(p.steps));
   require(std::isfinite(config.ram_bytes) && config.ram_bytes >= 0,
@@ -154,7 +218,12 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   require(config.max_steps >= 0, "RecordingConfig::max_steps must be >= 0 (0: no bound), got " +
                                      std::to_string(config.max_steps));
   require(sizes.restart >= 0 && sizes.pullback >= 0, "checkpoint sizes must be >= 0");
+}
 
+Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
+  const SettingNames& names = config.names;
+  ScheduleParams p = config.params;
+  check_config(config, sizes);
   // RAM slots: for restart checkpoints, and for schedules that keep pullback data, which a
   // byte budget (or restart-sized slots) holds fewer of when it is larger.
   // A byte budget with no slot count (params.ram = 0): the bytes alone decide.
@@ -177,16 +246,33 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
     if (pullback_slots)
       pullback_slots = std::min(*pullback_slots, slots_for(config.ram_bytes, largest));
   }
+  const std::optional<Units> units = budget_units(config, sizes, p.ram);
   if (p.steps > 0) {  // more slots than steps are of no use
     restart_slots = std::min(restart_slots, p.steps);
     if (pullback_slots) pullback_slots = std::min(*pullback_slots, p.steps);
   }
   p.ram = restart_slots;
+  if (units) {
+    p.ram_units = units->budget;
+    std::tie(p.restart_units, p.pullback_units) = std::pair{units->restart, units->pullback};
+    p.pullback_holds_next = sizes.pullback_holds_next;
+  }
 
-  const CacheKey key{config.schedule, p.steps,      p.ram,
-                     p.disk,          p.period,     pullback_slots.value_or(-1),
-                     p.write_cost,    p.read_cost,  p.ram_bytes,
-                     p.step_cost,     p.state_bytes};
+  const CacheKey key{config.schedule,
+                     p.steps,
+                     p.ram,
+                     p.disk,
+                     p.period,
+                     pullback_slots.value_or(-1),
+                     p.ram_units,
+                     p.restart_units,
+                     p.pullback_units,
+                     p.pullback_holds_next,
+                     p.write_cost,
+                     p.read_cost,
+                     p.ram_bytes,
+                     p.step_cost,
+                     p.state_bytes};
   Resolved resolved;
   {
     Cache& c = cache();
@@ -220,8 +306,14 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
         plan.stores_pullback = config.pullback_checkpoints && !e.restart_only;
     }
   }
-  plan.ram_bytes_bound = static_cast<double>(plan.params.ram) *
-                         static_cast<double>(plan.stores_pullback ? largest : sizes.restart);
+  if (plan.params.ram_units > 0) {
+    in_units(plan, *units,
+             config.slot_size == SlotSize::Any ? any_slot_bytes(sizes) : sizes.restart,
+             restart_slots);
+  } else {
+    plan.ram_bytes_bound = static_cast<double>(plan.params.ram) *
+                           static_cast<double>(plan.stores_pullback ? largest : sizes.restart);
+  }
   plan.sizes = sizes;
   return plan;
 }

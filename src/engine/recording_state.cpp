@@ -53,7 +53,9 @@ void RecordingState::release_stepper() noexcept {
 }
 
 void RecordingState::evicted() {
-  if (phase == Phase::Recorded && !work_lost && last_restart(*io, steps).has_value()) {
+  const bool rebuildable = last_restart(*io, steps).has_value() ||
+                           last_held_state(*io, steps, plan.params.pullback_holds_next);
+  if (phase == Phase::Recorded && !work_lost && rebuildable) {
     work_lost = true;  // the reverse rebuilds x_n, checked against the first sweep
     position.reset();
   } else if (phase == Phase::Recorded || phase == Phase::Recording || phase == Phase::Reversing) {

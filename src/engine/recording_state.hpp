@@ -77,6 +77,7 @@ struct RecordingState {
   bool tail_kept = false;      // thin() kept step n-1's pullback data
   bool final_dropped = false;  // thin(false) dropped the final state
   Step base = 0;               // thin() kept the restart checkpoint of x_base
+  bool held_base = false;      // x_base is held by step base-1's pullback data (kept)
   Step served_below = 0;       // after replan(): the steps below this one reverse from kept data
   detail::ReplayCheck check;
   // Made again from a durable tape (Recording::from_durable) until it is parked: the first sweep

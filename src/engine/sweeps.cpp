@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "rewind/comm/agree.hpp"
@@ -32,6 +33,11 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
     return;
   }
   const auto* entry = io->record().find(k, from);
+  if (!entry && to == Level::Work && !move && plan.params.pullback_holds_next && n >= 1 &&
+      io->record().find(key(n - 1, Kind::Pullback), from)) {
+    restore_from_pullback(n, from);
+    return;
+  }
   if (!entry) {
     broken("reads " + storage::to_string(k) + " from " + schedule::to_string(from) +
            " where it is not held");
@@ -49,6 +55,40 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
     io->copy(k, from, to);
   }
   if (move) io->erase(k, from);
+}
+
+// x_n from step n-1's pullback data, which holds it (Stepper::next_state_in_pullback()): the
+// data is read into the stepper's pullback buffers (the adjoint of step n-1 still reads it from
+// the store later), and the fields that hold the state are copied into state().
+void Sweeps::restore_from_pullback(Step n, Level from) {
+  if (phase == Phase::Recording) {
+    throw Error(ErrorCode::InvalidArgument,
+                "schedule '" + plan.schedule +
+                    "' restores a checkpoint during the first sweep, which a host that owns the "
+                    "time loop cannot do; choose another schedule");
+  }
+  const std::vector<Field> pull = stepper().pullback();
+  io->get(key(n - 1, Kind::Pullback), from, pull, false);
+  const std::vector<std::size_t> where = stepper().next_state_in_pullback();
+  const std::vector<Field> state = stepper().state();
+  if (where.size() != state.size()) {
+    broken("restores x_" + std::to_string(n) + " from step " + std::to_string(n - 1) +
+           "'s pullback data, which the stepper no longer says holds it");
+  }
+  for (std::size_t j = 0; j < state.size(); ++j) {
+    const Field& src = pull.at(where[j]);
+    if (src.data.size() != state[j].data.size()) {
+      broken("restores state field '" + std::string(state[j].name) + "' from pullback field '" +
+             std::string(src.name) + "' of another size");
+    }
+    if (src.data.data() != state[j].data.data())
+      std::copy(src.data.begin(), src.data.end(), state[j].data.begin());
+  }
+  // The stepper's pullback buffers now hold step n-1's data, no longer a step recorded in work.
+  if (io->record().work_pullback() != n - 1) io->record().set_work_pullback(std::nullopt);
+  stepper().loaded(Kind::Pullback);
+  stepper().loaded(Kind::Restart);
+  position = n;
 }
 
 bool Sweeps::transfer_action(const Action& a) {

@@ -14,6 +14,7 @@ struct Sweeps : RecordingState {
   // leave the others waiting in the next collective call).
   bool finished_everywhere(Step i);
   void transfer(Step n, Level from, Level to, bool move);
+  void restore_from_pullback(Step n, Level from);
   bool transfer_action(const Action& a);
   // Pulls actions until a Forward from the current position is open, or EndForward.
   void pull_first_sweep();

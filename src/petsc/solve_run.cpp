@@ -327,6 +327,11 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
   }
 }
 
+std::int64_t RunReport::ram_peak_slots() const {
+  return plan.slot_bytes > 0 ? engine::slots_filled(stats.ram.peak_bytes, plan.slot_bytes)
+                             : stats.ram.peak;
+}
+
 void SolveRun::complete_prepared() {
   if (!prepared_) return;
   Segment& s = segments_[*prepared_];

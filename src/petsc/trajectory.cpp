@@ -417,7 +417,7 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->adjoint_steps = (PetscInt)s.adjoint_steps;
   out->ram_writes = (PetscInt)s.ram.writes;
   out->ram_reads = (PetscInt)s.ram.reads;
-  out->ram_peak = (PetscInt)s.ram.peak;
+  out->ram_peak = (PetscInt)trajectory(tj).carry.report.ram_peak_slots();
   out->disk_writes = (PetscInt)s.disk.writes;
   out->disk_reads = (PetscInt)s.disk.reads;
   out->disk_peak = (PetscInt)s.disk.peak;

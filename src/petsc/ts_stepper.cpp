@@ -66,7 +66,32 @@ std::vector<Field> TsStepper::pullback() {
     has_solution = has_solution || Y[j] == x;
     out.push_back(field("Y" + std::to_string(j), Y[j]));
   }
-  if (!has_solution) out.push_back(field("X", x));
+  if (!has_solution && !stages_only()) out.push_back(field("X", x));
+  return out;
+}
+
+// An explicit Runge-Kutta method's adjoint step reads its stages alone (TSAdjointStep_RK), so a
+// step's pullback data need not hold the solution it ends in: a stage checkpoint then takes
+// `stages` vectors, as CAMS's does, and the schedule stores the solution apart when it pays.
+// Not for a first-same-as-last method, whose restart data is the solution with its last stage.
+bool TsStepper::stages_only() const {
+  PetscBool rk = PETSC_FALSE;
+  REWIND_PETSC(PetscObjectTypeCompare((PetscObject)ts_, TSRK, &rk));
+  return rk == PETSC_TRUE && !fsal_;
+}
+
+std::vector<std::size_t> TsStepper::next_state_in_pullback() {
+  if (stages_only()) return {};
+  PetscInt ns = 0;
+  Vec* Y = nullptr;
+  REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+  const Vec x = detail::solution(ts_);
+  auto x_at = static_cast<std::size_t>(ns);  // the X pullback() appends
+  for (PetscInt j = 0; j < ns; ++j) {
+    if (Y[j] == x) x_at = static_cast<std::size_t>(j);
+  }
+  std::vector<std::size_t> out{x_at};
+  if (fsal_) out.push_back(static_cast<std::size_t>(ns - 1));
   return out;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // The engine's view of a PETSc TS: the state is the solution vector (and, for a
 // first-same-as-last Runge-Kutta method, the previous step's last stage); a step's pullback
-// data is its stages plus the solution at its end; recomputing a step is TSStep with the
-// attempts and the exact step size its first run used.
+// data is its stages plus the solution at its end (an explicit RK method's: its stages alone);
+// recomputing a step is TSStep with the attempts and the exact step size its first run used.
 
 #include <petscts.h>
 
@@ -58,6 +58,10 @@ class TsStepper final : public engine::Stepper {
 
   std::vector<engine::Field> state() override;
   std::vector<engine::Field> pullback() override;
+  /// A step's pullback data holds the solution it ends in (a stage, or the X after the stages;
+  /// not for an explicit RK method's stages alone), and a first-same-as-last method's reused
+  /// stage is its last stage.
+  std::vector<std::size_t> next_state_in_pullback() override;
   void loaded(engine::Kind kind) override;
   /// A restart state of step `i` was loaded for TSSolve itself to go on from (a resumed first
   /// sweep): a first-same-as-last method gets the stage it reuses rebuilt now.
@@ -69,6 +73,7 @@ class TsStepper final : public engine::Stepper {
 
  private:
   engine::Field field(const std::string& name, Vec v);
+  bool stages_only() const;
   void rebuild_reused_stage(engine::Step i);
 
   TS ts_;

@@ -57,6 +57,27 @@ PetscErrorCode view_other_costs(PetscViewer viewer, const RunReport& r) {
 
 // The plan: the disk costs and where they came from, what the RAM slots hold, and a disk
 // budget the schedule does not use.
+// How the RAM budget holds stages: in units of one vector when the plan knows checkpoint sizes
+// (PETSc's CAMS counts the same units), else in slots of one step's stages.
+PetscErrorCode view_stage_budget(PetscViewer viewer, const RunReport& r) {
+  const auto& p = r.plan.params;
+  PetscFunctionBegin;
+  if (p.ram_units > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    RAM budget in units of %s: %lld units, a solution checkpoint takes %lld, a step's "
+        "stages %lld%s\n",
+        mib((double)r.plan.unit_bytes).c_str(), (long long)p.ram_units, (long long)p.restart_units,
+        (long long)p.pullback_units,
+        p.pullback_holds_next ? " (they hold the solution the step ends in, restored from them)"
+                              : ""));
+  } else if (r.plan.stores_pullback) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& o) {
   const auto& p = r.plan.params;
   PetscFunctionBegin;
@@ -71,10 +92,7 @@ PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& 
         "state; docs/resume.md, \"PETSc\"); each interval between them is planned in the RAM "
         "budget (%s), so disk costs are not used\n",
         every.c_str(), r.plan.schedule.c_str()));
-    if (r.plan.stores_pullback) {
-      PetscCall(PetscViewerASCIIPrintf(
-          viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
-    }
+    PetscCall(view_stage_budget(viewer, r));
     PetscFunctionReturn(0);
   }
   char costs[96];  // std::snprintf, not PETSc's, which writes 1 as "1."
@@ -83,10 +101,7 @@ PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& 
   PetscCall(PetscViewerASCIIPrintf(viewer, "    disk costs in forward steps: %s (%s)\n", costs,
                                    r.cost_note.c_str()));
   if (p.disk != 0 && p.steps > 0) PetscCall(view_other_costs(viewer, r));
-  if (r.plan.stores_pullback) {
-    PetscCall(PetscViewerASCIIPrintf(
-        viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
-  }
+  PetscCall(view_stage_budget(viewer, r));
   if (o.max_cps_disk != 0) {
     // A schedule that never places a checkpoint on disk: auto chose it as the cheapest, or the
     // user named it, perhaps not knowing.
@@ -125,10 +140,13 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
       viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
       (long long)s.steps, (long long)s.forward_steps, (long long)s.recomputed(),
       (long long)s.adjoint_steps));
+  const auto peak = (long long)r.ram_peak_slots();
+  const std::string count =
+      peak == s.ram.peak ? "" : ", in " + std::to_string(s.ram.peak) + " checkpoints";
   PetscCall(PetscViewerASCIIPrintf(
-      viewer, "    RAM checkpoints: %lld written, %lld read, peak %lld (budget %s), peak %s\n",
-      (long long)s.ram.writes, (long long)s.ram.reads, (long long)s.ram.peak, ram.c_str(),
-      mib((double)s.ram.peak_bytes).c_str()));
+      viewer, "    RAM checkpoints: %lld written, %lld read, peak %lld (budget %s), peak %s%s\n",
+      (long long)s.ram.writes, (long long)s.ram.reads, peak, ram.c_str(),
+      mib((double)s.ram.peak_bytes).c_str(), count.c_str()));
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    disk checkpoints%s: %lld written, %lld read, peak %lld (budget %s), peak %s\n",
       disk_holds, (long long)s.disk.writes, (long long)s.disk.reads, (long long)s.disk.peak,

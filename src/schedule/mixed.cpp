@@ -87,7 +87,8 @@ void register_mixed(ScheduleRegistry& registry) {
        .online = false,
        .uses_disk = false,
        .factory = [](const ScheduleParams& p) { return std::make_unique<MixedSchedule>(p); },
-       .restart_only = false});
+       .restart_only = false,
+       .sized = true});
 }
 
 }  // namespace detail

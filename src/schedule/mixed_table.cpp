@@ -53,6 +53,70 @@ std::int64_t useful_units(Step n, const MixedUnits& units) {
   return std::max<std::int64_t>((n - 1) * units.pullback, 1);
 }
 
+// What one row of M or H is searched with: the record option's row (empty when the budget holds
+// no pullback data), the budget c and pullback size p, and for windowed rows the choices of the
+// row below and of the relaxation.
+struct RowSearch {
+  const std::vector<double>& rec;
+  std::int64_t c, p;
+  bool exhaustive;
+  const std::vector<std::uint32_t>& row_below;
+  const std::vector<std::uint32_t>& relaxed_arg;
+};
+
+// Fills own[L] and args[L] for L = 2..n: `right` is the right parts' row (empty when no split
+// fits), splits start after `first_split` steps.
+void fill_row(const RowSearch& in, std::vector<double>& own, const std::vector<double>& right,
+              std::vector<std::uint32_t>& args, Step first_split) {
+  const std::size_t N = own.size() - 1;
+  for (std::size_t L = 2; L <= N; ++L) {
+    const auto Ls = static_cast<Step>(L);
+    double best = in.rec.empty() ? kInf : 1.0 + in.rec[L - 1];
+    std::uint32_t arg = 0;
+    if ((Ls - 1) * in.p <= in.c) best = static_cast<double>(L);  // record every step's data
+    const auto scan = [&](Step a, Step b) {
+      a = std::max<Step>(a, first_split);
+      b = std::min<Step>(b, Ls - 1);
+      for (Step i = a; i <= b; ++i) {
+        const auto ii = static_cast<std::size_t>(i);
+        const double v = static_cast<double>(i) + own[ii] + right[L - ii];
+        if (v < best) {
+          best = v;
+          arg = static_cast<std::uint32_t>(i);
+        }
+      }
+    };
+    if (!right.empty() && (Ls - 1) * in.p > in.c) {
+      if (in.exhaustive) {
+        scan(first_split, Ls - 1);
+      } else {
+        std::array<std::pair<Step, Step>, 4> win{};
+        std::size_t k = 0;
+        const auto add = [&](Step at) {
+          if (at >= first_split) win[k++] = {at - kWindow, at + kWindow};
+        };
+        add(args[L - 1]);
+        add(in.row_below[L]);
+        if (!in.relaxed_arg.empty()) add(in.relaxed_arg[L]);
+        win[k++] = {first_split, first_split + kWindow};
+        for (std::size_t a = 1; a < k; ++a) {  // insertion sort of at most 4 windows
+          for (std::size_t b = a; b > 0 && win[b] < win[b - 1]; --b) std::swap(win[b], win[b - 1]);
+        }
+        Step done = first_split - 1;
+        for (std::size_t j = 0; j < k; ++j) {
+          const Step a = std::max(win[j].first, done + 1);
+          if (a <= win[j].second) {
+            scan(a, win[j].second);
+            done = win[j].second;
+          }
+        }
+      }
+    }
+    own[L] = best;
+    args[L] = arg;
+  }
+}
+
 }  // namespace
 
 MixedTable::MixedTable(Step n, std::int64_t budget, MixedUnits units, const RowObserver& observer)
@@ -132,65 +196,14 @@ void MixedTable::build(const RowObserver& observer) {
     std::vector<double>& cur = m[c];
     cur.assign(N + 1, kInf);
     cur[1] = 1.0;
-    // One table's row: `own` is the row being built, `right` the right parts' row (nothing when
-    // no split fits), `below` the choices of the row below (windows).
-    const auto fill = [&](std::vector<double>& own, const std::vector<double>& right,
-                          std::vector<std::uint32_t>& args, Step first_split) {
-      for (std::size_t L = 2; L <= N; ++L) {
-        const auto Ls = static_cast<Step>(L);
-        double best = rec.empty() ? kInf : 1.0 + rec[L - 1];
-        std::uint32_t arg = 0;
-        if ((Ls - 1) * p <= c) best = static_cast<double>(L);  // record every step's data
-        const auto scan = [&](Step a, Step b) {
-          a = std::max<Step>(a, first_split);
-          b = std::min<Step>(b, Ls - 1);
-          for (Step i = a; i <= b; ++i) {
-            const auto ii = static_cast<std::size_t>(i);
-            const double v = static_cast<double>(i) + own[ii] + right[L - ii];
-            if (v < best) {
-              best = v;
-              arg = static_cast<std::uint32_t>(i);
-            }
-          }
-        };
-        if (!right.empty() && (Ls - 1) * p > c) {
-          if (exhaustive) {
-            scan(first_split, Ls - 1);
-          } else {
-            std::array<std::pair<Step, Step>, 4> win{};
-            std::size_t k = 0;
-            const auto add = [&](Step at) {
-              if (at >= first_split) win[k++] = {at - kWindow, at + kWindow};
-            };
-            add(args[L - 1]);
-            add(row_below[L]);
-            if (!relaxed_arg.empty()) add(relaxed_arg[L]);
-            win[k++] = {first_split, first_split + kWindow};
-            for (std::size_t a = 1; a < k; ++a) {  // insertion sort of at most 4 windows
-              for (std::size_t b = a; b > 0 && win[b] < win[b - 1]; --b)
-                std::swap(win[b], win[b - 1]);
-            }
-            Step done = first_split - 1;
-            for (std::size_t j = 0; j < k; ++j) {
-              const Step a = std::max(win[j].first, done + 1);
-              if (a <= win[j].second) {
-                scan(a, win[j].second);
-                done = win[j].second;
-              }
-            }
-          }
-        }
-        own[L] = best;
-        args[L] = arg;
-      }
-    };
-    fill(cur, split, row, m_first);
+    const RowSearch search{rec, c, p, exhaustive, row_below, relaxed_arg};
+    fill_row(search, cur, split, row, m_first);
     choices_.set_row(c, row);
     if (held) {
       std::vector<double>& hc = h[c];
       hc.assign(N + 1, kInf);
       hc[1] = 1.0;
-      fill(hc, cur, held_row, 1);
+      fill_row(search, hc, cur, held_row, 1);
       held_choices_.set_row(c, held_row);
     }
     if (observer) observer(c, cur);

@@ -104,6 +104,14 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
                                                       const ScheduleParams& params,
                                                       std::optional<std::int64_t> pullback_ram,
                                                       std::optional<double>* bound) const {
+  // A schedule that knows checkpoint sizes plans with the units; the others with slots.
+  const ScheduleInfo* info = find(name);
+  const bool sized = info != nullptr && info->sized && params.ram_units > 0;
+  ScheduleParams base = params;
+  if (!sized) {
+    base.ram_units = 0;
+    base.pullback_holds_next = false;
+  }
   const auto replay = [&](const ScheduleParams& p, PricedSchedule& out) {
     auto schedule = create(name, p);
     out.name = schedule->name();
@@ -117,13 +125,18 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
     });
     out.cost = r.cost;
     out.forward_steps = r.fwd_total;
-    if (bound != nullptr && &p == &params) *bound = schedule->lower_bound();
+    out.ram_peak = r.ram.peak;
+    if (bound != nullptr && &p == &base) *bound = schedule->lower_bound();
   };
   PricedSchedule out;
-  replay(params, out);
+  replay(base, out);
+  if (sized) {  // the units count each kind's size already
+    if (out.stores_pullback && !pullback_ram) return std::nullopt;
+    return out;
+  }
   if (!out.stores_pullback || pullback_ram == params.ram) return out;
   if (!pullback_ram) return std::nullopt;
-  ScheduleParams q = params;
+  ScheduleParams q = base;
   q.ram = *pullback_ram;
   replay(q, out);
   out.stores_pullback = true;

@@ -143,6 +143,8 @@ class Model {
         }
         count_read(a.from);
         work_ = a.n;
+        // It went through the stepper's pullback buffers: they hold step n-1's data now.
+        if (work_adj_ != a.n - 1) work_adj_.reset();
         return;
       }
     } else {

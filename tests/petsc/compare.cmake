@@ -28,6 +28,9 @@
 #                   byte for byte like lambda.bin and solution.bin
 #   EMPTY_DIR       optional: a directory (relative to the candidate's working directory) that
 #                   must be empty or absent after the candidate run
+#   FEWER_STEPS     optional, ON: both runs write PETSc's -log_view to log_view.txt, and the
+#                   candidate's TSStep count (forward steps, recomputations included) must not
+#                   exceed the baseline's (rewind against PETSc's memory trajectory with CAMS)
 #   MODE            "baseline": only run the baseline, into <WORK_DIR>/baseline (a ctest fixture
 #                   that many comparisons share)
 #   BASELINE_DIR    optional: take the baseline from this directory (a MODE=baseline run's
@@ -77,6 +80,9 @@ endforeach()
 set(outputs lambda.bin solution.bin ${OUTPUT_FILES})
 set(output_args -ts_adjoint_view_solution binary:lambda.bin -ts_view_solution binary:solution.bin
                 -viewer_binary_skip_info)
+if(FEWER_STEPS)
+  list(APPEND output_args -log_view :log_view.txt)
+endif()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 
@@ -215,6 +221,23 @@ if(NOT "${STDOUT_LINES}" STREQUAL "")
     list(APPEND failures "printed results differ (stdout lines matching '${STDOUT_LINES}'):\n baseline:\n  ${show_a}\n candidate:\n  ${show_b}")
   else()
     message("stdout: the ${n_a} lines matching '${STDOUT_LINES}' are identical")
+  endif()
+endif()
+
+if(FEWER_STEPS)
+  # The TSStep line of -log_view: its first number is the call count (the rank maximum).
+  function(tsstep_count role out)
+    file(READ "${WORK_DIR}/${role}/log_view.txt" log)
+    if(NOT log MATCHES "\nTSStep +([0-9]+) ")
+      message(FATAL_ERROR "no TSStep line in the ${role}'s ${WORK_DIR}/${role}/log_view.txt")
+    endif()
+    set(${out} ${CMAKE_MATCH_1} PARENT_SCOPE)
+  endfunction()
+  tsstep_count(baseline base_steps)
+  tsstep_count(candidate cand_steps)
+  message("TSStep calls: baseline ${base_steps}, candidate ${cand_steps}")
+  if(cand_steps GREATER base_steps)
+    list(APPEND failures "the candidate took ${cand_steps} TSStep calls, the baseline ${base_steps}")
   endif()
 endif()
 

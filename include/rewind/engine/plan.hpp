@@ -20,7 +20,9 @@ enum class SlotSize {
   /// more of the budget (the generic API: "10 slots" is 10 states' worth of memory).
   Restart,
   /// A slot holds one checkpoint of either kind (PETSc's -ts_trajectory_max_cps_ram counts
-  /// checkpoints, a stage checkpoint being one).
+  /// checkpoints, a stage checkpoint being one): for planning with checkpoint sizes it is worth
+  /// a step's pullback data with the state it ends in (any_slot_bytes()), what PETSc's CAMS
+  /// gets for it.
   Any,
 };
 
@@ -98,6 +100,8 @@ struct CheckpointSizes {
   std::int64_t restart = 0;   ///< restart data: every state variable some step writes
   std::int64_t pullback = 0;  ///< one step's pullback data
   std::int64_t state = 0;     ///< every state variable (a parked recording's final state)
+  /// Step i's pullback data holds x_{i+1} on every rank (Stepper::next_state_in_pullback()).
+  bool pullback_holds_next = false;
 };
 
 /// A planned recording: the schedule and what it runs with.
@@ -115,9 +119,24 @@ struct Plan {
   std::optional<std::int64_t> pullback_slots;
   /// The most RAM bytes the plan's checkpoints can take on one rank.
   double ram_bytes_bound = 0.0;
+  /// Bytes of one unit when the schedule plans with checkpoint sizes (params.ram_units > 0):
+  /// the budget is params.ram_units of them, a restart checkpoint takes params.restart_units
+  /// and one step's pullback data params.pullback_units; 0 otherwise.
+  std::int64_t unit_bytes = 0;
+  /// Bytes one RAM slot of the budget stands for, when planned in units (the larger kind's
+  /// size for SlotSize::Any, a restart checkpoint's otherwise): claims on shared stores count
+  /// the slots the live units fill (slots_filled()), not the checkpoints.
+  std::int64_t slot_bytes = 0;
   /// The checkpoint sizes it was planned for (agreed over the ranks).
   CheckpointSizes sizes;
 };
+
+/// The bytes a SlotSize::Any slot stands for: one step's pullback data with the state it ends
+/// in (the pullback data alone when it holds that state), and at least a restart checkpoint.
+std::int64_t any_slot_bytes(const CheckpointSizes& sizes);
+
+/// The RAM slots of `slot_bytes` each that `bytes` fill (rounded up; 0 for no bytes).
+std::int64_t slots_filled(double bytes, std::int64_t slot_bytes);
 
 /// Plans a recording. Throws Error(InvalidArgument) naming what to change when no schedule
 /// fits, the named schedule does not accept the budget, or the budget holds no checkpoint.

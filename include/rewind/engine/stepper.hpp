@@ -58,6 +58,16 @@ class Stepper {
   /// Runge-Kutta method, the stage values). Called like state().
   virtual std::vector<Field> pullback() = 0;
 
+  /// Whether a recorded step's pullback data holds the state the step ends in, x_{i+1} (a
+  /// stiffly accurate Runge-Kutta method's last stage is it; a stepper may also keep the end
+  /// state among its pullback data): for each state() variable, the index of the pullback()
+  /// field that holds it after step i was recorded. Then a schedule may restore x_{i+1} from
+  /// step i's pullback data, with no restart checkpoint of its own: the engine loads that data
+  /// into pullback(), copies those fields into state() (nothing to copy where a field is the
+  /// same buffer) and calls loaded(Kind::Pullback), then loaded(Kind::Restart). Empty (the
+  /// default): it does not.
+  virtual std::vector<std::size_t> next_state_in_pullback() { return {}; }
+
   /// Which state variables step i reads and writes (indices into state()). The default says
   /// every step reads and writes every variable. Declaring the truth lets a recording store
   /// only what a restart needs: a two-step method's previous state, not a parameter set before

@@ -109,7 +109,9 @@ typedef struct {
 PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory, TSTrajectoryRewindSchedule*);
 
 /* Statistics of the last adjoint run on this rank, as -ts_trajectory_view prints them; byte
-   counts are whole numbers held in a PetscReal. */
+   counts are whole numbers held in a PetscReal. ram_peak counts as -ts_trajectory_max_cps_ram
+   does: checkpoints of a step's stages; when a solution checkpoint is smaller, the slots of
+   that size the peak's bytes fill (more, smaller checkpoints may have been live). */
 typedef struct {
   PetscInt steps, forward_steps, recomputed, adjoint_steps;
   PetscInt ram_writes, ram_reads, ram_peak, disk_writes, disk_reads, disk_peak;

@@ -28,6 +28,9 @@ struct ScheduleInfo {
   /// never be below the two-level optimum for that budget, so `auto` may skip it once something
   /// at least that cheap is found.
   bool restart_only = false;
+  /// Plans with checkpoint sizes (ScheduleParams::ram_units, restart_units, pullback_units,
+  /// pullback_holds_next). The others are given parameters without them.
+  bool sized = false;
 };
 
 /// A schedule priced for a budget: the parameters it runs with (the period it chose included,
@@ -38,6 +41,7 @@ struct PricedSchedule {
   double cost = 0.0;
   bool stores_pullback = false;    ///< it keeps pullback data outside the working state
   std::int64_t forward_steps = 0;  ///< every forward step the replay ran, recomputations included
+  std::int64_t ram_peak = 0;       ///< most RAM checkpoints live at once in the replay
 };
 
 /// Name -> factory table. The built-in schedules are registered on first use.

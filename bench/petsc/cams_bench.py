@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""rewind against PETSc's `memory` trajectory with CAMS, at the same -ts_trajectory_max_cps_ram
+(ctest label `bench`; needs PETSc configured with CAMS: scripts/build-petsc.sh 3.25.4 cams and
+rewind built against it, e.g. BUILD_DIR=build-petsc-3.25.4-cams).
+
+    cams_bench.py --ex5adj PATH --rewind-lib PATH [--ranks 2 --steps 300 --grid 128
+                  --methods cn,rk4 --budgets 5,10,20 --reps 3] --json F
+
+For each method (ex5adj with CN, and with explicit RK4: -implicitform 0 -ts_type rk
+-ts_rk_type 4) it runs PETSc's store-all `memory`, `memory` + CAMS and rewind (auto) under each
+budget, interleaved (each repetition runs every configuration once, in an order rotated from
+one repetition to the next), each rank under rank_probe.py. It prints per configuration the
+TSStep calls (forward steps, recomputations included, from -log_view), the median wall time,
+the peak RSS (largest rank), and the model: store-all's wall time plus the extra TSStep calls at
+store-all's own time per TSStep. Every run's lambda must be bitwise store-all's, and rewind may
+not take more TSStep calls than CAMS: the command exits 1 otherwise. No timing is asserted.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from petsc_bench import Config, event, load_average, med, run_one  # noqa: E402
+
+MiB = 1024.0 * 1024.0
+METHODS = {"cn": ["-ts_type", "cn"],
+           "beuler": ["-ts_type", "beuler"],
+           "rk4": ["-implicitform", "0", "-ts_type", "rk", "-ts_rk_type", "4"]}
+
+
+def configs(budgets):
+    memory = ["-ts_trajectory_type", "memory", "-ts_trajectory_solution_only", "0"]
+    out = [Config("memory", memory, "petsc", "all N in RAM")]
+    for n in budgets:
+        cps = ["-ts_trajectory_max_cps_ram", str(n)]
+        out.append(Config(f"memory + CAMS {n}", memory + ["-ts_trajectory_memory_type", "cams"] +
+                          cps, "petsc", f"{n} checkpoints"))
+        out.append(Config(f"rewind {n}", ["-ts_trajectory_type", "rewind"] + cps, "rewind",
+                          f"{n} checkpoints"))
+    return out
+
+
+def peak_rss_mib(rec):
+    return max((r.get("peak_rss_kib", 0) for r in rec.get("ranks", [])), default=0) / 1024.0
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--mpiexec-flags", default="")
+    ap.add_argument("--ex5adj", required=True)
+    ap.add_argument("--rewind-lib", required=True)
+    ap.add_argument("--work", default="build/bench/petsc/cams")
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--grid", type=int, default=128)
+    ap.add_argument("--methods", default="cn,rk4")
+    ap.add_argument("--budgets", default="5,10,20")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--json")
+    opts = ap.parse_args()
+    opts.ex5adj, opts.rewind_lib = map(os.path.abspath, (opts.ex5adj, opts.rewind_lib))
+    budgets = [int(b) for b in opts.budgets.split(",")]
+    outputs = ["-ts_adjoint_view_solution", "binary:lambda.bin", "-viewer_binary_skip_info",
+               "-ts_trajectory_view"]
+    failures, results = [], {}
+    print(f"# ex5adj, {opts.grid}x{opts.grid}, {opts.steps} steps, {opts.ranks} ranks, "
+          f"{opts.reps} repetitions; load average at start {load_average()}", flush=True)
+    for method in opts.methods.split(","):
+        base = [opts.ex5adj, "-da_grid_x", str(opts.grid), "-da_grid_y", str(opts.grid),
+                "-ts_max_steps", str(opts.steps), "-ts_max_time", str(0.5 * opts.steps + 1.0),
+                "-ts_adapt_type", "none", "-dll_append", opts.rewind_lib] + METHODS[method]
+        cfgs = configs(budgets)
+        records = {c.name: [] for c in cfgs}
+        work = os.path.join(os.path.abspath(opts.work), method)
+        run_one(opts, base, cfgs[0], opts.ranks, os.path.join(work, "warm-up"), outputs,
+                opts.timeout)  # not counted: a cold page cache
+        for rep in range(opts.reps):
+            k = rep % len(cfgs)
+            for cfg in cfgs[k:] + cfgs[:k]:
+                rundir = os.path.join(work, re.sub(r"[^A-Za-z0-9]+", "_", cfg.name), f"rep{rep}")
+                rec = run_one(opts, base, cfg, opts.ranks, rundir, outputs, opts.timeout)
+                records[cfg.name].append(rec)
+                print(f"  {method} rep {rep}: {cfg.name:20s} {rec['wall']:8.2f} s  "
+                      f"{'ok' if rec['status'] == 0 else 'exit ' + str(rec['status'])}", flush=True)
+        mem = records["memory"]
+        ref = mem[0].get("lambda")
+        mem_wall = med([r["wall"] for r in mem])
+        mem_steps = event(mem[0], "TSStep", "count")
+        per_step = med([event(r, "TSStep") for r in mem]) / max(mem_steps, 1)
+        rows = {}
+        for cfg in cfgs:
+            recs = records[cfg.name]
+            bad = [r for r in recs if r["status"] != 0 or r.get("lambda") != ref]
+            if bad:
+                failures.append(f"{method} {cfg.name}: failed or lambda not store-all's "
+                                f"({bad[0].get('error', '')[:300]})")
+                continue
+            steps = event(recs[0], "TSStep", "count")
+            wall = med([r["wall"] for r in recs])
+            rows[cfg.name] = {"tsstep": steps, "wall": wall, "rss_mib": med(map(peak_rss_mib, recs)),
+                              "model": mem_wall + (steps - mem_steps) * per_step}
+        results[method] = rows
+        print(f"\n### ex5adj {method}, {opts.grid}², {opts.steps} steps, {opts.ranks} ranks "
+              f"(median of {opts.reps}; model: store-all's wall + extra TSStep calls at "
+              f"store-all's {per_step * 1e3:.2f} ms each)\n")
+        print("| budget | configuration | TSStep calls | wall s | model s | wall / model | "
+              "peak RSS MiB | TSStep vs CAMS | wall vs CAMS |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for cfg in cfgs:
+            r = rows.get(cfg.name)
+            if not r:
+                continue
+            n = cfg.name.split()[-1] if cfg.name != "memory" else "all"
+            cams = rows.get(f"memory + CAMS {n}")
+            vs = (f"{r['tsstep'] / cams['tsstep']:.3f} | {r['wall'] / cams['wall']:.3f}"
+                  if cams and cfg.kind == "rewind" else " | ")
+            print(f"| {n} | {cfg.name} | {r['tsstep']} | {r['wall']:.2f} | {r['model']:.2f} | "
+                  f"{r['wall'] / r['model']:.2f} | {r['rss_mib']:.1f} | {vs} |")
+            if cams and cfg.kind == "rewind" and r["tsstep"] > cams["tsstep"]:
+                failures.append(f"{method} {cfg.name}: {r['tsstep']} TSStep calls, CAMS "
+                                f"{cams['tsstep']}")
+        print(flush=True)
+    print(f"load average at end {load_average()}; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({"results": results, "failures": failures}, f, indent=1)
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
