@@ -51,9 +51,9 @@ struct RunReport {
   bool finished = false;
   engine::RunStats stats;  ///< over every segment
   /// The RAM peak as the budget (-ts_trajectory_max_cps_ram) counts it: stage checkpoints.
-  /// When the run was planned with checkpoint sizes, the slots of a step's stages with their
-  /// solution (engine::any_slot_bytes()) the peak's bytes fill (more, smaller checkpoints may
-  /// have been live); else the count.
+  /// When the two kinds differ in size, the slots of a step's stages with their solution
+  /// (engine::any_slot_bytes()) the peak's bytes fill (more, smaller checkpoints may have been
+  /// live); else the count.
   std::int64_t ram_peak_slots() const;
   PetscInt replayed_rejections = 0;
   PetscInt segments = 0;

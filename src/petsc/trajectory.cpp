@@ -432,6 +432,7 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->thinned = r.thinned;
   out->rerecorded = (PetscInt)s.rerecorded_steps;
   out->ram_peak_bytes = (PetscReal)s.ram.peak_bytes;
+  out->ram_peak_checkpoints = (PetscInt)s.ram.peak;
   out->disk_peak_bytes = (PetscReal)s.disk.peak_bytes;
   PetscFunctionReturn(0);
 }

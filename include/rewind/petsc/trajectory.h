@@ -110,20 +110,22 @@ PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory, TSTrajectoryRewindSch
 
 /* Statistics of the last adjoint run on this rank, as -ts_trajectory_view prints them; byte
    counts are whole numbers held in a PetscReal. ram_peak counts as -ts_trajectory_max_cps_ram
-   does: checkpoints of a step's stages; when a solution checkpoint is smaller, the slots of
-   that size the peak's bytes fill (more, smaller checkpoints may have been live). */
+   does: stage checkpoints; when a solution checkpoint is smaller, the slots of a step's stages
+   with their solution that the peak's bytes fill (ram_peak_checkpoints: how many checkpoints of
+   either kind were live at the peak). */
 typedef struct {
   PetscInt steps, forward_steps, recomputed, adjoint_steps;
   PetscInt ram_writes, ram_reads, ram_peak, disk_writes, disk_reads, disk_peak;
   PetscReal bytes_written, io_seconds, io_hidden_seconds, recompute_seconds;
-  PetscReal verify_seconds;  /* hashing states for the replay check */
-  PetscInt segments;         /* recordings the run was planned in (1 without events) */
-  PetscInt events;           /* events located in the forward run */
-  PetscInt thinned;          /* segments thinned to make room for later ones */
-  PetscInt rerecorded;       /* forward steps run again for thinned segments */
-  PetscReal ram_peak_bytes;  /* most bytes held in RAM checkpoints at once (this rank) */
-  PetscReal disk_peak_bytes; /* most bytes held in disk checkpoints at once (this rank's part
-                                of the parallel HDF5 file) */
+  PetscReal verify_seconds;      /* hashing states for the replay check */
+  PetscInt segments;             /* recordings the run was planned in (1 without events) */
+  PetscInt events;               /* events located in the forward run */
+  PetscInt thinned;              /* segments thinned to make room for later ones */
+  PetscInt rerecorded;           /* forward steps run again for thinned segments */
+  PetscReal ram_peak_bytes;      /* most bytes held in RAM checkpoints at once (this rank) */
+  PetscInt ram_peak_checkpoints; /* most RAM checkpoints live at once, of either size */
+  PetscReal disk_peak_bytes;     /* most bytes held in disk checkpoints at once (this rank's part
+                                    of the parallel HDF5 file) */
 } TSTrajectoryRewindStats;
 PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
 
