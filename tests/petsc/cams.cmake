@@ -21,17 +21,17 @@ endif()
 message(STATUS "PETSc ${PETSC_VERSION} has CAMS: registering petsc.cams.*")
 
 set(_cams_fixed -da_grid_x 32 -da_grid_y 32 -ts_max_steps 300 -ts_adapt_type none)
-set(_cams_methods "cn;-ts_type;cn" "beuler;-ts_type;beuler"
-                  "rk4;-implicitform;0;-ts_type;rk;-ts_rk_type;4")
-foreach(method IN LISTS _cams_methods)
-  list(POP_FRONT method label)
+set(_cams_cn -ts_type cn)
+set(_cams_beuler -ts_type beuler)
+set(_cams_rk4 -implicitform 0 -ts_type rk -ts_rk_type 4)
+foreach(label cn beuler rk4)
   foreach(budget 5 10 20)
     rewind_petsc_tutorial_test(
       NAME petsc.cams.ex5adj.${label}.cps${budget} TUTORIAL petsc_ex5adj RANKS 1 FEWER_STEPS
-      ARGS ${_cams_fixed} ${method} -ts_trajectory_max_cps_ram ${budget}
+      ARGS ${_cams_fixed} ${_cams_${label}} -ts_trajectory_max_cps_ram ${budget}
       BASELINE -ts_trajectory_type memory -ts_trajectory_memory_type cams
                -ts_trajectory_solution_only 0
-      CANDIDATE -ts_trajectory_type rewind)
+      CANDIDATE ${_rewind})
   endforeach()
 endforeach()
 # Two ranks and a finer grid, as in the issue's table.
@@ -40,4 +40,4 @@ rewind_petsc_tutorial_test(
   ARGS -da_grid_x 64 -da_grid_y 64 -ts_max_steps 300 -ts_adapt_type none -ts_type cn
        -ts_trajectory_max_cps_ram 10
   BASELINE -ts_trajectory_type memory -ts_trajectory_memory_type cams -ts_trajectory_solution_only 0
-  CANDIDATE -ts_trajectory_type rewind)
+  CANDIDATE ${_rewind})
