@@ -69,8 +69,7 @@ struct Units {
 
 std::optional<Units> units_for(double budget_bytes, const CheckpointSizes& s) {
   constexpr std::int64_t kFinest = 16;
-  if (s.restart <= 0 || s.pullback <= 0) return std::nullopt;
-  if (s.restart == s.pullback && !s.pullback_holds_next) return std::nullopt;  // slots say it
+  if (!two_sizes(s)) return std::nullopt;  // slots say it
   const std::int64_t largest = std::max(s.restart, s.pullback);
   std::int64_t unit = std::gcd(s.restart, s.pullback);
   if (largest / unit > kFinest) unit = (largest + kFinest - 1) / kFinest;
@@ -153,6 +152,10 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
 
 }  // namespace
 
+bool two_sizes(const CheckpointSizes& s) {
+  return s.restart > 0 && s.pullback > 0 && (s.restart != s.pullback || s.pullback_holds_next);
+}
+
 std::int64_t any_slot_bytes(const CheckpointSizes& sizes) {
   const std::int64_t with_state = sizes.pullback + (sizes.pullback_holds_next ? 0 : sizes.restart);
   return std::max(sizes.restart, with_state);
@@ -172,6 +175,11 @@ std::string step_count_advice(const SettingNames& names) {
   return give + (give.empty() || online.empty() ? "" : ", or ") + online;
 }
 
+// The bytes one RAM slot of the budget stands for when planning with checkpoint sizes.
+static std::int64_t slot_bytes_of(const RecordingConfig& config, const CheckpointSizes& sizes) {
+  return config.slot_size == SlotSize::Any ? any_slot_bytes(sizes) : sizes.restart;
+}
+
 // The budget (`ram` slots, and the byte budget) in units, for schedules that know checkpoint
 // sizes (`mixed`): a restart checkpoint then takes only its own bytes, where a slot must fit the
 // larger kind (SlotSize::Any: a slot is worth a step's pullback data with the state it ends in,
@@ -179,9 +187,7 @@ std::string step_count_advice(const SettingNames& names) {
 static std::optional<Units> budget_units(const RecordingConfig& config,
                                          const CheckpointSizes& sizes, std::int64_t ram) {
   if (!config.pullback_checkpoints || config.params.steps <= 0) return std::nullopt;
-  double bytes = static_cast<double>(ram) * static_cast<double>(config.slot_size == SlotSize::Any
-                                                                    ? any_slot_bytes(sizes)
-                                                                    : sizes.restart);
+  double bytes = static_cast<double>(ram) * static_cast<double>(slot_bytes_of(config, sizes));
   if (config.ram_bytes > 0) bytes = std::min(bytes, config.ram_bytes);
   return units_for(bytes, sizes);
 }
@@ -254,7 +260,8 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   p.ram = restart_slots;
   if (units) {
     p.ram_units = units->budget;
-    std::tie(p.restart_units, p.pullback_units) = std::pair{units->restart, units->pullback};
+    p.restart_units = units->restart;
+    p.pullback_units = units->pullback;
     p.pullback_holds_next = sizes.pullback_holds_next;
   }
 
@@ -307,9 +314,7 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
     }
   }
   if (plan.params.ram_units > 0) {
-    in_units(plan, *units,
-             config.slot_size == SlotSize::Any ? any_slot_bytes(sizes) : sizes.restart,
-             restart_slots);
+    in_units(plan, *units, slot_bytes_of(config, sizes), restart_slots);
   } else {
     plan.ram_bytes_bound = static_cast<double>(plan.params.ram) *
                            static_cast<double>(plan.stores_pullback ? largest : sizes.restart);

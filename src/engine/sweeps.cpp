@@ -24,6 +24,15 @@ bool Sweeps::finished_everywhere(Step i) {
   return mine == 1;
 }
 
+void Sweeps::refuse_restore_in_first_sweep() const {
+  if (phase == Phase::Recording) {
+    throw Error(ErrorCode::InvalidArgument,
+                "schedule '" + plan.schedule +
+                    "' restores a checkpoint during the first sweep, which a host that owns the "
+                    "time loop cannot do; choose another schedule");
+  }
+}
+
 void Sweeps::transfer(Step n, Level from, Level to, bool move) {
   const Key k = key(n, Kind::Restart);
   if (from == Level::Work) {
@@ -43,12 +52,7 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
            " where it is not held");
   }
   if (to == Level::Work) {
-    if (phase == Phase::Recording) {
-      throw Error(ErrorCode::InvalidArgument,
-                  "schedule '" + plan.schedule +
-                      "' restores a checkpoint during the first sweep, which a host that owns "
-                      "the time loop cannot do; choose another schedule");
-    }
+    refuse_restore_in_first_sweep();
     io->get(k, from, select(stepper().state(), entry->variables));
     position = n;
   } else if (to == Level::Ram || to == Level::Disk) {
@@ -61,12 +65,7 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
 // data is read into the stepper's pullback buffers (the adjoint of step n-1 still reads it from
 // the store later), and the fields that hold the state are copied into state().
 void Sweeps::restore_from_pullback(Step n, Level from) {
-  if (phase == Phase::Recording) {
-    throw Error(ErrorCode::InvalidArgument,
-                "schedule '" + plan.schedule +
-                    "' restores a checkpoint during the first sweep, which a host that owns the "
-                    "time loop cannot do; choose another schedule");
-  }
+  refuse_restore_in_first_sweep();
   const std::vector<Field> pull = stepper().pullback();
   io->get(key(n - 1, Kind::Pullback), from, pull, false);
   const std::vector<std::size_t> where = stepper().next_state_in_pullback();

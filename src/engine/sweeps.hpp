@@ -15,6 +15,8 @@ struct Sweeps : RecordingState {
   bool finished_everywhere(Step i);
   void transfer(Step n, Level from, Level to, bool move);
   void restore_from_pullback(Step n, Level from);
+  // A host that owns the time loop cannot go back to a stored state during the first sweep.
+  void refuse_restore_in_first_sweep() const;
   bool transfer_action(const Action& a);
   // Pulls actions until a Forward from the current position is open, or EndForward.
   void pull_first_sweep();

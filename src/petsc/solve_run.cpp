@@ -328,10 +328,9 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
 }
 
 std::int64_t RunReport::ram_peak_slots() const {
-  const auto& z = plan.sizes;
-  const bool two_sizes = z.restart > 0 && (z.restart != z.pullback || z.pullback_holds_next);
-  return two_sizes ? engine::slots_filled(stats.ram.peak_bytes, engine::any_slot_bytes(z))
-                   : stats.ram.peak;
+  return engine::two_sizes(plan.sizes)
+             ? engine::slots_filled(stats.ram.peak_bytes, engine::any_slot_bytes(plan.sizes))
+             : stats.ram.peak;
 }
 
 void SolveRun::complete_prepared() {

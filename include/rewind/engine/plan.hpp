@@ -131,6 +131,10 @@ struct Plan {
   CheckpointSizes sizes;
 };
 
+/// True when the two kinds of checkpoint differ in size, or pullback data holds the next state:
+/// the engine then plans `mixed` in units (and counts the budget's slots by bytes).
+bool two_sizes(const CheckpointSizes& sizes);
+
 /// The bytes a SlotSize::Any slot stands for: one step's pullback data with the state it ends
 /// in (the pullback data alone when it holds that state), and at least a restart checkpoint.
 std::int64_t any_slot_bytes(const CheckpointSizes& sizes);
