@@ -14,7 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../support/caller_state.hpp"
@@ -39,6 +41,24 @@ constexpr double kLimit = 1.5;
 void expect_not_slowed(const CallerCost& cost, const std::string& call) {
   EXPECT_FALSE(cost.slowed(kLimit)) << call << " left the calling thread slower on rank "
                                     << world_rank() << ": " << cost.describe();
+}
+
+// The check itself: a call that leaves the upper vector state in use, as an AVX kernel without
+// VZEROUPPER does, is caught, also after the pauses that let a busy machine settle (the state
+// survives them, as it survives the context switches a sleep brings).
+TEST(CallerState, TheCheckSeesADirtyUpperState) {
+  bool dirtied = false;
+  const CallerCost cost = measure_caller_cost([&] { dirtied = dirty_upper_state(); });
+  if (!dirtied || !cost.in_use_after) GTEST_SKIP() << "this CPU has no AVX or does not report it";
+  EXPECT_TRUE(cost.dirtied()) << cost.describe();
+  EXPECT_TRUE(cost.slowed(kLimit)) << cost.describe();
+  std::cout << "a dirtied upper state: " << cost.describe() << "\n";
+
+  dirty_upper_state();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto still = upper_state_in_use();
+  clear_upper_state();
+  EXPECT_TRUE(still && *still) << "a pause cleared the upper state: the pauses would hide it";
 }
 
 // A checkpoint of `doubles` values a rank in one field, with a scalar.
