@@ -59,6 +59,15 @@ TEST(CallerState, TheCheckSeesADirtyUpperState) {
   const auto still = upper_state_in_use();
   clear_upper_state();
   EXPECT_TRUE(still && *still) << "a pause cleared the upper state: the pauses would hide it";
+
+  // The watch inside a stepper's calls: a dirtied state at every look fails it.
+  CallbackWatch watch;
+  for (int i = 0; i < 10; ++i) {
+    dirty_upper_state();
+    watch.look("a dirtying call");
+  }
+  EXPECT_FALSE(watch.passed()) << watch.describe();
+  EXPECT_EQ(watch.in_use, 10) << watch.describe();
 }
 
 // A checkpoint of `doubles` values a rank in one field, with a scalar.

@@ -17,6 +17,7 @@
 //    use (XINUSE bit 2); clean before the call and in use after it means the call dirtied them,
 //    whatever this CPU charges for it.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -185,20 +186,30 @@ CallerCost measure_caller_cost(F&& call) {
 /// The SSE2 loop timed each time control reaches the caller's code in the middle of a run (a
 /// stepper's forward step, a PETSc callback): what rewind left on the thread just before,
 /// against the same loop right after clearing the upper state, so that both see the machine as
-/// loaded as it is at that moment. Single looks are still noisy under load, so the verdict is
-/// over all of them: at most a tenth may be more than `limit` times slower, and where the CPU
-/// reports it none may find the upper state in use.
+/// loaded as it is at that moment. Single looks are still noisy under load: one that seems slow
+/// against the fastest clean loop so far is taken again after short pauses, the state untouched,
+/// and the verdict is over all of them: at most a tenth may be more than `limit` times slower,
+/// and where the CPU reports it none may find the upper state in use.
 struct CallbackWatch {
   int seen = 0, slow = 0, in_use = 0;
   double worst = 0.0;
   std::string worst_where;
   double limit = 1.5;
+  double clean = 0.0;  // the fastest clean loop seen, seconds
 
   void look(const std::string& where) {
     const auto used = upper_state_in_use();
-    const double as_left = sse2_loop_seconds(5);
+    double as_left = sse2_loop_seconds(5);
+    // Against the fastest clean loop so far, a look that seems slow is taken again after pauses,
+    // the state untouched (a slowdown rewind left lasts; one from a busy machine passes).
+    for (int pause_ms = 2; clean > 0 && as_left > limit * clean && pause_ms <= 32; pause_ms *= 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      as_left = std::min(as_left, sse2_loop_seconds(5));
+    }
     clear_upper_state();
-    const double ratio = as_left / sse2_loop_seconds(5);
+    const double now_clean = sse2_loop_seconds(5);
+    if (clean == 0 || now_clean < clean) clean = now_clean;
+    const double ratio = as_left / now_clean;
     ++seen;
     if (used && *used) ++in_use;
     if (ratio > limit) ++slow;
