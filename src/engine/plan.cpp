@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
@@ -180,6 +181,19 @@ static std::int64_t slot_bytes_of(const RecordingConfig& config, const Checkpoin
   return config.slot_size == SlotSize::Any ? any_slot_bytes(sizes) : sizes.restart;
 }
 
+// A RAM slot count at least this large stands for no slot budget (a byte budget alone decides).
+constexpr std::int64_t kHugeSlots = std::int64_t{1} << 40;
+
+// Whether restart-only schedules fill the budget's slots with restart states by bytes: when a
+// slot stands for a step's pullback data with the state it ends in (SlotSize::Any, PETSc's
+// stage checkpoint, any_slot_bytes()) and that is larger than a restart state, N slots hold
+// N * any_slot_bytes / restart states, as PETSc lets CAMS spend them.
+static bool restart_only_fill(const RecordingConfig& config, const CheckpointSizes& sizes,
+                              std::int64_t ram) {
+  return config.slot_size == SlotSize::Any && two_sizes(sizes) && ram > 0 && ram < kHugeSlots &&
+         any_slot_bytes(sizes) > sizes.restart;
+}
+
 // The budget (`ram` slots, and the byte budget) in units, for schedules that know checkpoint
 // sizes (`mixed`): a restart checkpoint then takes only its own bytes, where a slot must fit the
 // larger kind (SlotSize::Any: a slot is worth a step's pullback data with the state it ends in,
@@ -226,32 +240,43 @@ static void check_config(const RecordingConfig& config, const CheckpointSizes& s
   require(sizes.restart >= 0 && sizes.pullback >= 0, "checkpoint sizes must be >= 0");
 }
 
-Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
-  const SettingNames& names = config.names;
-  ScheduleParams p = config.params;
-  check_config(config, sizes);
-  // RAM slots: for restart checkpoints, and for schedules that keep pullback data, which a
-  // byte budget (or restart-sized slots) holds fewer of when it is larger.
-  // A byte budget with no slot count (params.ram = 0): the bytes alone decide.
-  if (config.ram_bytes > 0 && p.ram == 0) p.ram = std::int64_t{1} << 40;
-  std::int64_t restart_slots = p.ram;
+// RAM slots: for restart checkpoints (as many as the bytes hold where a slot stands for more,
+// restart_only_fill()), and for schedules that keep pullback data, which a byte budget (or
+// restart-sized slots) holds fewer of when it is larger.
+static std::pair<std::int64_t, std::optional<std::int64_t>> budget_slots(
+    const RecordingConfig& config, const CheckpointSizes& sizes, std::int64_t ram) {
+  std::int64_t restart_slots = ram;
+  if (restart_only_fill(config, sizes, ram)) {
+    restart_slots = slots_for(static_cast<double>(ram) * static_cast<double>(any_slot_bytes(sizes)),
+                              sizes.restart);
+  }
   const std::int64_t largest = std::max(sizes.restart, sizes.pullback);
   std::optional<std::int64_t> pullback_slots;
   if (config.pullback_checkpoints) {
     pullback_slots =
         config.slot_size == SlotSize::Any || largest == 0
-            ? p.ram
-            : slots_for(static_cast<double>(p.ram) * static_cast<double>(sizes.restart), largest);
+            ? ram
+            : slots_for(static_cast<double>(ram) * static_cast<double>(sizes.restart), largest);
   }
   if (config.ram_bytes > 0) {
     const std::int64_t by_bytes = slots_for(config.ram_bytes, sizes.restart);
-    require(by_bytes >= 1,
-            names.ram_bytes + " " + std::to_string(static_cast<long long>(config.ram_bytes)) +
-                " holds no checkpoint of " + std::to_string(sizes.restart) + " bytes; raise it");
+    require(by_bytes >= 1, config.names.ram_bytes + " " +
+                               std::to_string(static_cast<long long>(config.ram_bytes)) +
+                               " holds no checkpoint of " + std::to_string(sizes.restart) +
+                               " bytes; raise it");
     restart_slots = std::min(restart_slots, by_bytes);
     if (pullback_slots)
       pullback_slots = std::min(*pullback_slots, slots_for(config.ram_bytes, largest));
   }
+  return {restart_slots, pullback_slots};
+}
+
+Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
+  ScheduleParams p = config.params;
+  check_config(config, sizes);
+  // A byte budget with no slot count (params.ram = 0): the bytes alone decide.
+  if (config.ram_bytes > 0 && p.ram == 0) p.ram = kHugeSlots;
+  auto [restart_slots, pullback_slots] = budget_slots(config, sizes, p.ram);
   const std::optional<Units> units = budget_units(config, sizes, p.ram);
   if (p.steps > 0) {  // more slots than steps are of no use
     restart_slots = std::min(restart_slots, p.steps);
@@ -316,8 +341,14 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   if (plan.params.ram_units > 0) {
     in_units(plan, *units, slot_bytes_of(config, sizes), restart_slots);
   } else {
-    plan.ram_bytes_bound = static_cast<double>(plan.params.ram) *
-                           static_cast<double>(plan.stores_pullback ? largest : sizes.restart);
+    plan.ram_bytes_bound =
+        static_cast<double>(plan.params.ram) *
+        static_cast<double>(plan.stores_pullback ? std::max(sizes.restart, sizes.pullback)
+                                                 : sizes.restart);
+    // Restart states filling the bytes of slots that stand for more: claims count those slots.
+    if (restart_only_fill(config, sizes, config.params.ram) && !plan.stores_pullback) {
+      plan.slot_bytes = any_slot_bytes(sizes);
+    }
   }
   plan.sizes = sizes;
   return plan;

@@ -15,6 +15,7 @@
 #include "log_events.hpp"
 #include "made_dirs.hpp"
 #include "private_access.hpp"
+#include "rewind/engine/recording.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/timing.hpp"
@@ -396,7 +397,9 @@ PetscErrorCode TSTrajectoryRewindGetSchedule(TSTrajectory tj, TSTrajectoryRewind
     return c < 0 || c >= rwd::petsc::kUnlimitedRam || c > PETSC_MAX_INT ? PetscInt{-1}
                                                                         : (PetscInt)c;
   };
-  out->max_cps_ram = count(p.ram);
+  // The budget's stage-checkpoint slots the plan claims (a restart-only plan may fill them with
+  // more, smaller solution checkpoints).
+  out->max_cps_ram = count(rwd::engine::claim_of(r.plan).ram);
   out->max_cps_disk = count(p.disk);
   out->write_cost = p.write_cost;
   out->read_cost = p.read_cost;

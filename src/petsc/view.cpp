@@ -71,6 +71,12 @@ PetscErrorCode view_stage_budget(PetscViewer viewer, const RunReport& r) {
         (long long)p.pullback_units,
         p.pullback_holds_next ? " (they hold the solution the step ends in, restored from them)"
                               : ""));
+  } else if (r.plan.slot_bytes > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    RAM budget of stage checkpoints filled with solution checkpoints by bytes: %lld of "
+        "%s each\n",
+        (long long)p.ram, mib((double)r.plan.sizes.restart).c_str()));
   } else if (r.plan.stores_pullback) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));

@@ -3,7 +3,11 @@
 // (its first sweep records what mixed keeps); each earlier interval is read back and reversed by
 // mixed with every RAM slot, whose slots hold restart states or one step's pullback data
 // (stages), whichever saves more. With RAM for an interval's pullback data, every step is taken
-// twice at most, where a restart-only schedule takes it three times or more.
+// twice at most, where a restart-only schedule takes it three times or more. With checkpoint
+// sizes (ScheduleParams::ram_units) the RAM level plans in units as mixed does (a restart state
+// takes its own units, a step's pullback data its own), and disk slots hold restart states: the
+// period is the cheapest for those units and the disk costs. Optimal among periodic placements
+// of the disk checkpoints for that model; not among all two-level schedules.
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -23,19 +27,35 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-void check_params(const ScheduleParams& p) {
+// The RAM budget in the units mixed plans with (slots without checkpoint sizes).
+std::int64_t check_params(const ScheduleParams& p) {
   detail::check_offline_params("disk-mixed", p, 0);
   require(p.period >= 0,
           "disk-mixed: the period must be >= 1 (0 = choose), got " + std::to_string(p.period));
-  require(p.ram >= 1 || p.period <= 1,
+  std::int64_t budget = detail::mixed_budget("disk-mixed", p);
+  const detail::MixedUnits units = detail::mixed_units(p);
+  if (budget < std::min(units.restart, units.pullback)) budget = 0;  // holds no checkpoint
+  require(budget >= 1 || p.period <= 1,
           "disk-mixed: without RAM slots every state goes to disk: the period must be 1");
+  return budget;
 }
 
-// M(L, ram) for L = 0..n: mixed's table, or, without RAM slots, single steps only.
-std::vector<double> segment_costs(Step n, std::int64_t ram) {
-  if (ram >= 1) return detail::shared_mixed_table(n, ram)->costs();
-  std::vector<double> c(static_cast<std::size_t>(n) + 1, kInf);
-  c[1] = 1.0;
+// The mixed table the RAM level plans with, for the longest interval it can reverse: one step
+// without RAM, as many as pullback data fit plus one when no restart state fits (unless step
+// data holds the next state, which then serves as one), every step otherwise.
+std::shared_ptr<const detail::MixedTable> ram_table(const ScheduleParams& p, std::int64_t budget) {
+  const detail::MixedUnits units = detail::mixed_units(p);
+  Step longest = p.steps;
+  if (budget < 1) return detail::shared_mixed_table(1, 0);
+  if (budget < units.restart && !units.holds_next)
+    longest = std::min(longest, budget / units.pullback + 1);
+  return detail::shared_mixed_table(longest, budget, units);
+}
+
+// M(L, budget) for L = 0..n (infinite beyond what the table can reverse).
+std::vector<double> segment_costs(const detail::MixedTable& table, Step n) {
+  std::vector<double> c = table.costs();
+  c.resize(static_cast<std::size_t>(n) + 1, kInf);
   return c;
 }
 
@@ -72,13 +92,13 @@ std::int64_t best_period(const ScheduleParams& p, const std::vector<double>& m) 
 class DiskMixedSchedule final : public Schedule {
  public:
   // One table (shared_mixed_table): the period is chosen from its costs, and its choices drive
-  // the stream.
+  // the stream (a table of one step when there is no RAM).
   explicit DiskMixedSchedule(const ScheduleParams& p)
       : Schedule(p),
-        table_(detail::shared_mixed_table((check_params(p), p.ram >= 1 ? p.steps : 1),
-                                          p.ram >= 1 ? p.ram : 0)),
+        budget_(check_params(p)),
+        table_(ram_table(p, budget_)),
         period_(p.period != 0 ? std::min<std::int64_t>(p.period, p.steps)
-                              : best_period(p, segment_costs(p.steps, p.ram))),
+                              : best_period(p, segment_costs(*table_, p.steps))),
         stream_(*table_) {
     const Step n = p.steps;
     const std::int64_t q = (n + period_ - 1) / period_;
@@ -86,13 +106,18 @@ class DiskMixedSchedule final : public Schedule {
             "disk-mixed: period " + std::to_string(period_) + " over " + std::to_string(n) +
                 " steps needs " + std::to_string(q - 1) + " disk slots, have " +
                 std::to_string(p.disk) + "; raise the disk slots or the period");
-    require(p.ram >= 1 || n - (q - 1) * period_ == 1,
+    require(budget_ >= 1 || n - (q - 1) * period_ == 1,
             "disk-mixed: without RAM slots the period must be 1");
+    require(cost_with(segment_costs(*table_, n), n, period_, 0, 0) < kInf,
+            "disk-mixed: " + std::to_string(budget_) + " RAM units reverse at most " +
+                std::to_string(table_->costs().size() - 1) + " steps between disk checkpoints, " +
+                "fewer than the period " + std::to_string(period_) +
+                "; raise the RAM budget or lower the period");
     for (std::int64_t i = 0; i + 1 < q; ++i) {
       pending_.push_back(Forward{i * period_, (i + 1) * period_, true, false, Level::Disk});
-      stream_.push_from_disk(i * period_, (i + 1) * period_, p.ram);
+      stream_.push_from_disk(i * period_, (i + 1) * period_, budget_);
     }
-    stream_.push_segment((q - 1) * period_, n, p.ram);
+    stream_.push_segment((q - 1) * period_, n, budget_);
   }
 
   std::string name() const override { return "disk-mixed"; }
@@ -111,6 +136,7 @@ class DiskMixedSchedule final : public Schedule {
   }
 
  private:
+  std::int64_t budget_;
   std::shared_ptr<const detail::MixedTable> table_;
   std::int64_t period_;
   detail::MixedStream stream_;
@@ -121,15 +147,15 @@ class DiskMixedSchedule final : public Schedule {
 }  // namespace
 
 std::int64_t disk_mixed_period(const ScheduleParams& params) {
-  check_params(params);
+  const std::int64_t budget = check_params(params);
   if (params.period != 0) return std::min<std::int64_t>(params.period, params.steps);
-  return best_period(params, segment_costs(params.steps, params.ram));
+  return best_period(params, segment_costs(*ram_table(params, budget), params.steps));
 }
 
 double disk_mixed_cost(const ScheduleParams& params, std::int64_t period) {
-  check_params(params);
+  const std::int64_t budget = check_params(params);
   require(period >= 1, "disk_mixed_cost: the period must be >= 1");
-  return cost_with(segment_costs(params.steps, params.ram), params.steps,
+  return cost_with(segment_costs(*ram_table(params, budget), params.steps), params.steps,
                    std::min<std::int64_t>(period, params.steps), params.write_cost,
                    params.read_cost);
 }
@@ -140,11 +166,13 @@ void register_disk_mixed(ScheduleRegistry& registry) {
   registry.add(
       {.name = "disk-mixed",
        .summary = "periodic disk checkpoints, mixed in RAM between them (a RAM slot holds a "
-                  "restart state or a step's stages)",
+                  "restart state or a step's stages; with checkpoint sizes, each kind takes "
+                  "its own units)",
        .online = false,
        .uses_disk = true,
        .factory = [](const ScheduleParams& p) { return std::make_unique<DiskMixedSchedule>(p); },
-       .restart_only = false});
+       .restart_only = false,
+       .sized = true});
 }
 
 }  // namespace detail

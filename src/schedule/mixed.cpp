@@ -24,24 +24,12 @@ namespace rwd::schedule {
 
 namespace {
 
-// The budget and sizes mixed plans with: units when the parameters give them, slots otherwise.
-std::int64_t budget_of(const ScheduleParams& p) {
-  detail::check_offline_params("mixed", p, 0);
-  require(p.ram_units >= 0, "mixed: RAM units must be >= 0, got " + std::to_string(p.ram_units));
-  return p.ram_units > 0 ? p.ram_units : p.ram;
-}
-
-detail::MixedUnits units_of(const ScheduleParams& p) {
-  if (p.ram_units > 0) return {p.restart_units, p.pullback_units, p.pullback_holds_next};
-  return {1, 1, p.pullback_holds_next};
-}
-
 class MixedSchedule final : public Schedule {
  public:
   explicit MixedSchedule(const ScheduleParams& p)
       : Schedule(p),
-        budget_(budget_of(p)),
-        table_(detail::shared_mixed_table(p.steps, budget_, units_of(p))),
+        budget_((detail::check_offline_params("mixed", p, 0), detail::mixed_budget("mixed", p))),
+        table_(detail::shared_mixed_table(p.steps, budget_, detail::mixed_units(p))),
         stream_(*table_) {
     stream_.push_segment(0, p.steps, budget_);
   }
@@ -72,11 +60,24 @@ MixedPlan plan_mixed(Step steps, std::int64_t slots) {
 }
 
 MixedPlan plan_mixed(const ScheduleParams& params) {
-  const auto t = detail::shared_mixed_table(params.steps, budget_of(params), units_of(params));
+  detail::check_offline_params("mixed", params, 0);
+  const auto t = detail::shared_mixed_table(params.steps, detail::mixed_budget("mixed", params),
+                                            detail::mixed_units(params));
   return {t->cost(), t->lower_bound(), t->exact()};
 }
 
 namespace detail {
+
+std::int64_t mixed_budget(const std::string& schedule, const ScheduleParams& p) {
+  require(p.ram_units >= 0,
+          schedule + ": RAM units must be >= 0, got " + std::to_string(p.ram_units));
+  return p.ram_units > 0 ? p.ram_units : p.ram;
+}
+
+MixedUnits mixed_units(const ScheduleParams& p) {
+  if (p.ram_units > 0) return {p.restart_units, p.pullback_units, p.pullback_holds_next};
+  return {1, 1, p.pullback_holds_next};
+}
 
 void register_mixed(ScheduleRegistry& registry) {
   registry.add(

@@ -6,10 +6,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "choice_table.hpp"
 #include "rewind/schedule/action.hpp"
+#include "rewind/schedule/schedule.hpp"
 
 namespace rwd::schedule::detail {
 
@@ -22,6 +24,11 @@ struct MixedUnits {
   bool holds_next = false;
   auto operator<=>(const MixedUnits&) const = default;
 };
+
+// The RAM budget mixed and disk-mixed plan with: units when the parameters give them
+// (ScheduleParams::ram_units), slots otherwise; and the sizes of the two kinds in it.
+std::int64_t mixed_budget(const std::string& schedule, const ScheduleParams& p);
+MixedUnits mixed_units(const ScheduleParams& p);
 
 // M(L, c), the least forward steps to reverse L steps from a state in work that is not stored
 // with c free units, for every L <= n at c = budget; and the choice per (length, units):

@@ -324,12 +324,66 @@ TEST(Engine, AutoPricesPullbackDataByItsSize) {
     EXPECT_LE(sm.ram.peak_bytes, ram * state) << "ram " << ram;
     EXPECT_TRUE(all_ranks(bitwise_equal(gm, reference))) << "ram " << ram;
   }
+  // Two levels: disk-mixed plans its RAM in the same units (disk slots hold restart states),
+  // keeps within the bytes and the disk slots, gives the same bits, and takes no more forward
+  // steps than planned with slots of the larger kind (a quarter as many).
+  for (std::int64_t ram : {4, 8}) {
+    EngineConfig c = config("disk-mixed", ram, 6);
+    l96.reset(0.0);
+    const engine::Plan plan = engine::plan_for(l96, MPI_COMM_WORLD, c);
+    EXPECT_EQ(plan.params.ram_units, ram);
+    EXPECT_EQ(plan.params.pullback_units, 4);
+    l96.reset(0.0);
+    const auto [gd, sd] = adjoint(l96, c);
+    EXPECT_TRUE(all_ranks(bitwise_equal(gd, reference))) << "disk-mixed ram " << ram;
+    EXPECT_LE(sd.ram.peak_bytes, ram * state) << "disk-mixed ram " << ram;
+    EXPECT_LE(sd.disk.peak, 6) << "disk-mixed ram " << ram;
+    EXPECT_GT(sd.disk.writes, 0) << "disk-mixed ram " << ram;
+    EXPECT_EQ(sd.forward_steps, plan.forward_steps) << "disk-mixed ram " << ram;
+    schedule::ScheduleParams slots = plan.params;
+    slots.ram_units = 0;
+    slots.ram = ram / 4;
+    slots.period = 0;
+    const auto as_slots = schedule::simulate(*schedule::make_schedule("disk-mixed", slots), slots);
+    EXPECT_LE(sd.forward_steps, as_slots.fwd_total) << "disk-mixed ram " << ram;
+  }
   // PETSc's reading: a slot holds a step's stages with the state they end in, so 4 slots
   // are 4 x (4 + 1) units.
   EngineConfig any = config("mixed", 4, 0);
   any.slot_size = engine::SlotSize::Any;
   l96.reset(0.0);
   EXPECT_EQ(engine::plan_for(l96, MPI_COMM_WORLD, any).params.ram_units, 20);
+  // Restart-only schedules fill those bytes with restart states: 4 slots of a step's stages
+  // and its state each hold 4 x (4 + 1) states (fewer when the step count is not known and the
+  // restart data is every variable), claimed as the 4 slots they fill, within the bytes and with
+  // the same bits.
+  for (const char* restart_only : {"twolevel", "online"}) {
+    EngineConfig r = config(restart_only, 4, 0);
+    r.slot_size = engine::SlotSize::Any;
+    if (std::string(restart_only) == "online") {
+      r.params.steps = 0;  // learnt at the end
+      l96.stop_at = kSteps;
+    }
+    l96.reset(0.0);
+    const engine::Plan plan = engine::plan_for(l96, MPI_COMM_WORLD, r);
+    const std::int64_t slot = engine::any_slot_bytes(plan.sizes);
+    EXPECT_EQ(plan.params.ram, 4 * slot / plan.sizes.restart)
+        << restart_only << ": sizes " << plan.sizes.restart << " and " << plan.sizes.pullback;
+    if (r.params.steps > 0) {
+      EXPECT_EQ(plan.params.ram, 20) << restart_only;
+    }
+    EXPECT_EQ(engine::claim_of(plan).ram, 4) << restart_only;
+    l96.reset(0.0);
+    const auto [gr, sr] = adjoint(l96, r);
+    EXPECT_TRUE(all_ranks(bitwise_equal(gr, reference))) << restart_only;
+    EXPECT_LE(sr.ram.peak_bytes, 4 * slot) << restart_only;
+    EXPECT_GT(sr.ram.peak, 4) << restart_only << ": the bytes hold more solution checkpoints";
+    EngineConfig slots = r;  // the same count read as restart slots: more recomputation
+    slots.slot_size = engine::SlotSize::Restart;
+    l96.reset(0.0);
+    EXPECT_LT(sr.forward_steps, adjoint(l96, slots).second.forward_steps) << restart_only;
+    l96.stop_at = 0;
+  }
   // A byte budget caps both kinds; it counts the largest rank's checkpoints.
   EngineConfig bytes = config("auto", 30, 0);
   bytes.ram_bytes = static_cast<double>(6 * largest);

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mixed_table.hpp"
@@ -267,6 +269,97 @@ TEST(MixedSized, BadSizesAreRefused) {
   auto q = sized(10, 5, 1, 2, false);
   q.ram_units = -1;
   EXPECT_THROW(make_schedule("mixed", q), Error);
+}
+
+// disk-mixed with sizes: periodic restart states on disk, the RAM level planned in units. The
+// replayed cost is the least over the periods that fit the disk slots of the periodic formula
+// with the independent recursion inside; RAM units and disk slots stay within the budget.
+TEST(DiskMixedSized, ReplayEqualsThePeriodicFormulaWithTheSizedRecursion) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  int checked = 0, refused = 0;
+  for (const Sizes z : kSizes) {
+    for (const bool held : {false, true}) {
+      const SizedDp dp(40, 18, z.r, z.p, held);
+      const auto m = [&](Step L, std::int64_t u) {
+        const std::int64_t v = dp(static_cast<int>(L), u);
+        return v >= kNever ? kInf : static_cast<double>(v);
+      };
+      for (const auto& [wd, rd] : {std::pair{1.0, 1.0}, std::pair{2.0, 3.0}, std::pair{0.0, 0.0}}) {
+        for (const std::int64_t disk : {std::int64_t{2}, std::int64_t{6}, kUnlimited}) {
+          for (Step n = 2; n <= 40; n += 5) {
+            for (std::int64_t units = 1; units <= 18; units += 3) {  // 0: no units given
+              double expected = kInf;
+              for (Step P = 1; P <= n; ++P) {
+                const Step q = (n + P - 1) / P;
+                if (disk != kUnlimited && q - 1 > disk) continue;
+                expected =
+                    std::min(expected, static_cast<double>(q - 1) * (P + wd + rd + m(P, units)) +
+                                           m(n - (q - 1) * P, units));
+              }
+              auto q = sized(n, units, z.r, z.p, held);
+              q.disk = disk;
+              q.write_cost = wd;
+              q.read_cost = rd;
+              std::unique_ptr<Schedule> s;
+              try {
+                s = make_schedule("disk-mixed", q);
+              } catch (const Error& e) {
+                ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+                ASSERT_EQ(expected, kInf) << describe(q);
+                ++refused;
+                continue;
+              }
+              const SimulationResult r = simulate(*s, q);
+              ASSERT_EQ(r.cost, expected) << describe(q);
+              ASSERT_LE(r.ram.peak_units, units) << describe(q);
+              if (disk != kUnlimited) {
+                ASSERT_LE(r.disk.peak, disk) << describe(q);
+              }
+              ASSERT_EQ(r.adjoint_steps, n);
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1500);
+  EXPECT_GT(refused, 0);
+}
+
+// Units of 1 and 1 are disk-mixed's slots, action for action; and a restart smaller than a step's
+// data never makes the two-level plan dearer than slots of the larger size, and cheaper somewhere.
+TEST(DiskMixedSized, UnitsOfOneAreSlotsAndSmallerRestartsPay) {
+  for (const Step n : {Step{7}, Step{120}}) {
+    for (const std::int64_t slots : {1, 4}) {
+      auto plain = testing::two_level_budget(n, slots, 5, 2, 2);
+      auto q = sized(n, slots, 1, 1, false);
+      q.ram = slots;
+      q.disk = 5;
+      q.write_cost = q.read_cost = 2;
+      auto a = make_schedule("disk-mixed", plain);
+      auto b = make_schedule("disk-mixed", q);
+      while (true) {
+        const auto x = a->next();
+        ASSERT_EQ(x, b->next()) << describe(q);
+        if (!x) break;
+      }
+    }
+  }
+  int better = 0;
+  for (Step n = 10; n <= 300; n += 29) {
+    for (const std::int64_t slots : {1, 3, 6}) {
+      const auto plain = testing::two_level_budget(n, slots, 8, 1, 1);
+      const double as_slots = simulate(*make_schedule("disk-mixed", plain), plain).cost;
+      auto q = sized(n, 3 * slots, 1, 3, false);
+      q.disk = 8;
+      q.write_cost = q.read_cost = 1;
+      const double by_units = simulate(*make_schedule("disk-mixed", q), q).cost;
+      ASSERT_LE(by_units, as_slots) << describe(q);
+      better += by_units < as_slots;
+    }
+  }
+  EXPECT_GT(better, 10);
 }
 
 // The windowed search for long runs stays within its proven bound (without held states).
