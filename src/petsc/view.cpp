@@ -129,8 +129,16 @@ PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& 
   }
 
   if ((r.plan.schedule == "disk-mixed" || r.plan.schedule == "disk-revolve") && p.period > 0) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "    a disk checkpoint every %lld steps\n",
-                                     (long long)p.period));
+    if (p.period < p.steps) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    a disk checkpoint every %lld steps\n",
+                                       (long long)p.period));
+    } else {  // one interval: what mixed (or revolve) does alone
+      PetscCall(PetscViewerASCIIPrintf(
+          viewer, "    no disk checkpoint: the %s budget reverses the whole run in RAM, %s\n",
+          p.disk == 0 ? "disk budget is 0 and the RAM" : "RAM",
+          p.disk == 0 ? "as the RAM schedule alone would (give -ts_trajectory_max_cps_disk)"
+                      : "more cheaply than through the disk"));
+    }
   }
   PetscFunctionReturn(0);
 }

@@ -97,8 +97,10 @@ PetscErrorCode TSTrajectoryRewindSetProgressHook(TSTrajectoryRewindProgressFn ho
 /* The schedule of the current (or last) run, as planned at set(0), or after the second step
    when disk costs are measured (after the first with an event handler or a one-step run):
    "auto" resolved to the schedule it chose, costs resolved to what "auto" measured. Budgets are
-   in checkpoints, -1 meaning unlimited; a schedule that stores stages counts its RAM slots in
-   stage checkpoints. Identical on every rank. Errors if no run has been planned yet. */
+   in checkpoints, -1 meaning unlimited; max_cps_ram counts as -ts_trajectory_max_cps_ram does,
+   in stage checkpoints (a step's stages with its solution), whatever the schedule stores: one
+   that keeps solutions only fills them with more, smaller checkpoints. Identical on every rank.
+   Errors if no run has been planned yet. */
 typedef struct {
   char schedule[64];
   PetscInt steps; /* the step count planned for, 0 if it was unknown (online) */
