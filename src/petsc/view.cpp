@@ -48,9 +48,9 @@ PetscErrorCode view_other_costs(PetscViewer viewer, const RunReport& r) {
   });
   PetscCall(PetscViewerASCIIPrintf(
       viewer,
-      "    at the measured costs this plan takes the time of %s forward steps; planned with the "
-      "given costs 1 and 1 (-ts_trajectory_rewind_write_cost 1 -ts_trajectory_rewind_read_cost "
-      "1) it would have been %s\n",
+      "    at the measured costs this plan takes the time of %s forward steps; planned instead "
+      "with costs of 1 and 1 (as -ts_trajectory_rewind_write_cost 1 "
+      "-ts_trajectory_rewind_read_cost 1 would), it would have been %s\n",
       mine.c_str(), other.c_str()));
   PetscFunctionReturn(0);
 }
