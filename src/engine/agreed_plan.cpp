@@ -88,10 +88,9 @@ record::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
 
 Claim claim_of(const Plan& plan) {
   Claim c;
-  // Planned in bytes of slots that stand for more than one checkpoint: the slots they fill.
-  c.ram = plan.slot_bytes > 0 && plan.params.ram_units == 0
-              ? std::max<std::int64_t>(slots_filled(plan.ram_bytes_bound, plan.slot_bytes), 1)
-              : plan.params.ram;
+  // Planned in units, params.ram is already the slots the units fill (plan_recording).
+  c.ram = plan.params.ram_units > 0 ? plan.params.ram
+                                    : claimed_slots(plan, plan.params.ram, plan.ram_bytes_bound);
   c.ram_bytes = plan.ram_bytes_bound;
   c.disk = plan.params.disk;
   return c;

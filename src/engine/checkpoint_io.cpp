@@ -188,8 +188,7 @@ Claim CheckpointIo::held(const CheckpointSizes& sizes) const {
       ++c.disk;
     }
   }
-  // Planned with checkpoint sizes: the slots of the budget they fill, not their number.
-  if (plan_->slot_bytes > 0) c.ram = slots_filled(c.ram_bytes, plan_->slot_bytes);
+  c.ram = claimed_slots(*plan_, c.ram, c.ram_bytes);
   return c;
 }
 

@@ -27,8 +27,7 @@ std::pair<Claim, Level> Parking::park_plan() const {
   const auto [count, bytes] = park_adds();
   Claim ram = held_claim();
   ram.ram_bytes += bytes;
-  // Planned with checkpoint sizes: the slots the bytes fill, as held_claim() counts them after.
-  ram.ram = plan.slot_bytes > 0 ? slots_filled(ram.ram_bytes, plan.slot_bytes) : ram.ram + count;
+  ram.ram = claimed_slots(plan, ram.ram + count, ram.ram_bytes);  // as held_claim() counts after
   if (stores->fits(id, ram) || count == 0) return {ram, Level::Ram};
   Claim disk = held_claim();
   if (disk.disk != schedule::kUnlimited) disk.disk += count;

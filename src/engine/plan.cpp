@@ -168,6 +168,10 @@ std::int64_t slots_filled(double bytes, std::int64_t slot_bytes) {
   return static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(slot_bytes) - 1e-9));
 }
 
+std::int64_t claimed_slots(const Plan& plan, std::int64_t count, double bytes) {
+  return plan.slot_bytes > 0 ? slots_filled(bytes, plan.slot_bytes) : count;
+}
+
 std::string step_count_advice(const SettingNames& names) {
   const std::string give =
       names.give_steps.empty() ? "" : "give the exact step count (" + names.give_steps + ")";
@@ -244,9 +248,9 @@ static void check_config(const RecordingConfig& config, const CheckpointSizes& s
 // restart_only_fill()), and for schedules that keep pullback data, which a byte budget (or
 // restart-sized slots) holds fewer of when it is larger.
 static std::pair<std::int64_t, std::optional<std::int64_t>> budget_slots(
-    const RecordingConfig& config, const CheckpointSizes& sizes, std::int64_t ram) {
+    const RecordingConfig& config, const CheckpointSizes& sizes, std::int64_t ram, bool fill) {
   std::int64_t restart_slots = ram;
-  if (restart_only_fill(config, sizes, ram)) {
+  if (fill) {
     restart_slots = slots_for(static_cast<double>(ram) * static_cast<double>(any_slot_bytes(sizes)),
                               sizes.restart);
   }
@@ -276,7 +280,8 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   check_config(config, sizes);
   // A byte budget with no slot count (params.ram = 0): the bytes alone decide.
   if (config.ram_bytes > 0 && p.ram == 0) p.ram = kHugeSlots;
-  auto [restart_slots, pullback_slots] = budget_slots(config, sizes, p.ram);
+  const bool fill = restart_only_fill(config, sizes, p.ram);
+  auto [restart_slots, pullback_slots] = budget_slots(config, sizes, p.ram, fill);
   const std::optional<Units> units = budget_units(config, sizes, p.ram);
   if (p.steps > 0) {  // more slots than steps are of no use
     restart_slots = std::min(restart_slots, p.steps);
@@ -346,7 +351,7 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
         static_cast<double>(plan.stores_pullback ? std::max(sizes.restart, sizes.pullback)
                                                  : sizes.restart);
     // Restart states filling the bytes of slots that stand for more: claims count those slots.
-    if (restart_only_fill(config, sizes, config.params.ram) && !plan.stores_pullback) {
+    if (fill && !plan.stores_pullback) {
       plan.slot_bytes = any_slot_bytes(sizes);
     }
   }

@@ -149,6 +149,18 @@ class SizedDp {
   std::vector<std::vector<std::int64_t>> a_, b_, h_;
 };
 
+// `schedule` built from `a` and from `b` gives the same actions, one for one.
+void expect_same_actions(const std::string& schedule, const ScheduleParams& a,
+                         const ScheduleParams& b) {
+  auto x = make_schedule(schedule, a);
+  auto y = make_schedule(schedule, b);
+  for (std::size_t i = 0;; ++i) {
+    const auto action = x->next();
+    ASSERT_EQ(action, y->next()) << schedule << ", action " << i << ": " << describe(b);
+    if (!action) break;
+  }
+}
+
 struct Sizes {
   std::int64_t r, p;
 };
@@ -208,13 +220,7 @@ TEST(MixedSized, UnitSizesOfOneAreSlots) {
       const auto slots = testing::ram_budget(n, s);
       auto q = sized(n, s, 1, 1, false);
       q.ram = s;
-      auto a = make_schedule("mixed", slots);
-      auto b = make_schedule("mixed", q);
-      while (true) {
-        const auto x = a->next();
-        ASSERT_EQ(x, b->next()) << describe(q);
-        if (!x) break;
-      }
+      expect_same_actions("mixed", slots, q);
     }
   }
 }
@@ -337,13 +343,7 @@ TEST(DiskMixedSized, UnitsOfOneAreSlotsAndSmallerRestartsPay) {
       q.ram = slots;
       q.disk = 5;
       q.write_cost = q.read_cost = 2;
-      auto a = make_schedule("disk-mixed", plain);
-      auto b = make_schedule("disk-mixed", q);
-      while (true) {
-        const auto x = a->next();
-        ASSERT_EQ(x, b->next()) << describe(q);
-        if (!x) break;
-      }
+      expect_same_actions("disk-mixed", plain, q);
     }
   }
   int better = 0;

@@ -124,15 +124,17 @@ struct Plan {
   /// and one step's pullback data params.pullback_units; 0 otherwise.
   std::int64_t unit_bytes = 0;
   /// Bytes one RAM slot of the budget stands for, when planned in units (the larger kind's
-  /// size for SlotSize::Any, a restart checkpoint's otherwise): claims on shared stores count
-  /// the slots the live units fill (slots_filled()), not the checkpoints.
+  /// size for SlotSize::Any, a restart checkpoint's otherwise) or when restart checkpoints fill
+  /// SlotSize::Any slots by bytes: claims on shared stores count the slots the live bytes fill
+  /// (claimed_slots()), not the checkpoints. 0 otherwise.
   std::int64_t slot_bytes = 0;
   /// The checkpoint sizes it was planned for (agreed over the ranks).
   CheckpointSizes sizes;
 };
 
 /// True when the two kinds of checkpoint differ in size, or pullback data holds the next state:
-/// the engine then plans `mixed` in units (and counts the budget's slots by bytes).
+/// the schedules that know sizes (`mixed`, `disk-mixed`) then plan in units (and the budget's
+/// slots are counted by bytes).
 bool two_sizes(const CheckpointSizes& sizes);
 
 /// The bytes a SlotSize::Any slot stands for: one step's pullback data with the state it ends
@@ -141,6 +143,11 @@ std::int64_t any_slot_bytes(const CheckpointSizes& sizes);
 
 /// The RAM slots of `slot_bytes` each that `bytes` fill (rounded up; 0 for no bytes).
 std::int64_t slots_filled(double bytes, std::int64_t slot_bytes);
+
+/// The RAM slots that `count` checkpoints of `bytes` in all claim on a budget under `plan`: the
+/// slots the bytes fill when the plan counts them so (Plan::slot_bytes), else the count. The
+/// one policy for a recording's claims (planned, held and parked).
+std::int64_t claimed_slots(const Plan& plan, std::int64_t count, double bytes);
 
 /// Plans a recording. Throws Error(InvalidArgument) naming what to change when no schedule
 /// fits, the named schedule does not accept the budget, or the budget holds no checkpoint.
