@@ -4,7 +4,7 @@
 rewind built against it, e.g. BUILD_DIR=build-petsc-3.25.4-cams).
 
     cams_bench.py --ex5adj PATH --rewind-lib PATH [--ranks 2 --steps 300 --grid 128
-                  --methods cn,rk4 --budgets 5,10,20 --reps 3] --json F
+                  --methods cn,rk4 --budgets 5,10,20 --disk 20,100 --reps 3] --json F
 
 For each method (ex5adj with CN, and with explicit RK4: -implicitform 0 -ts_type rk
 -ts_rk_type 4) it runs PETSc's store-all `memory`, `memory` + CAMS and rewind (auto) under each
@@ -14,6 +14,11 @@ TSStep calls (forward steps, recomputations included, from -log_view), the media
 the peak RSS (largest rank), and the model: store-all's wall time plus the extra TSStep calls at
 store-all's own time per TSStep. Every run's lambda must be bitwise store-all's, and rewind may
 not take more TSStep calls than CAMS: the command exits 1 otherwise. No timing is asserted.
+
+With --disk D1,D2,... rewind also runs each budget with D disk checkpoints added
+(-ts_trajectory_max_cps_disk D, files in the run's directory, write and read costs measured as a
+user's run measures them); CAMS has no disk level, so these rows are compared with CAMS at the
+same RAM budget and must take fewer TSStep calls.
 """
 import argparse
 import json
@@ -32,7 +37,7 @@ METHODS = {"cn": ["-ts_type", "cn"],
            "rk4": ["-implicitform", "0", "-ts_type", "rk", "-ts_rk_type", "4"]}
 
 
-def configs(budgets):
+def configs(budgets, disks):
     memory = ["-ts_trajectory_type", "memory", "-ts_trajectory_solution_only", "0"]
     out = [Config("memory", memory, "petsc", "all N in RAM")]
     for n in budgets:
@@ -41,6 +46,11 @@ def configs(budgets):
                           cps, "petsc", f"{n} checkpoints"))
         out.append(Config(f"rewind {n}", ["-ts_trajectory_type", "rewind"] + cps, "rewind",
                           f"{n} checkpoints"))
+        for d in disks:
+            out.append(Config(f"rewind {n} + {d} disk", ["-ts_trajectory_type", "rewind"] + cps +
+                              ["-ts_trajectory_max_cps_disk", str(d),
+                               "-ts_trajectory_dirname", "checkpoints"], "rewind",
+                              f"{n} checkpoints, {d} on disk"))
     return out
 
 
@@ -62,12 +72,14 @@ def main():
     ap.add_argument("--grid", type=int, default=128)
     ap.add_argument("--methods", default="cn,rk4")
     ap.add_argument("--budgets", default="5,10,20")
+    ap.add_argument("--disk", default="", help="disk checkpoints added to rewind's budgets")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--json")
     opts = ap.parse_args()
     opts.ex5adj, opts.rewind_lib = map(os.path.abspath, (opts.ex5adj, opts.rewind_lib))
     budgets = [int(b) for b in opts.budgets.split(",")]
+    disks = [int(d) for d in opts.disk.split(",") if d]
     outputs = ["-ts_adjoint_view_solution", "binary:lambda.bin", "-viewer_binary_skip_info",
                "-ts_trajectory_view"]
     failures, results = [], {}
@@ -77,7 +89,7 @@ def main():
         base = [opts.ex5adj, "-da_grid_x", str(opts.grid), "-da_grid_y", str(opts.grid),
                 "-ts_max_steps", str(opts.steps), "-ts_max_time", str(0.5 * opts.steps + 1.0),
                 "-ts_adapt_type", "none", "-dll_append", opts.rewind_lib] + METHODS[method]
-        cfgs = configs(budgets)
+        cfgs = configs(budgets, disks)
         records = {c.name: [] for c in cfgs}
         work = os.path.join(os.path.abspath(opts.work), method)
         run_one(opts, base, cfgs[0], opts.ranks, os.path.join(work, "warm-up"), outputs,
@@ -118,13 +130,16 @@ def main():
             r = rows.get(cfg.name)
             if not r:
                 continue
-            n = cfg.name.split()[-1] if cfg.name != "memory" else "all"
+            n = cfg.name.split()[1] if cfg.name != "memory" else "all"
+            n = cfg.name.split()[-1] if cfg.name.startswith("memory + CAMS") else n
             cams = rows.get(f"memory + CAMS {n}")
             vs = (f"{r['tsstep'] / cams['tsstep']:.3f} | {r['wall'] / cams['wall']:.3f}"
                   if cams and cfg.kind == "rewind" else " | ")
-            print(f"| {n} | {cfg.name} | {r['tsstep']} | {r['wall']:.2f} | {r['model']:.2f} | "
+            print(f"| {cfg.budget} | {cfg.name} | {r['tsstep']} | {r['wall']:.2f} | {r['model']:.2f} | "
                   f"{r['wall'] / r['model']:.2f} | {r['rss_mib']:.1f} | {vs} |")
-            if cams and cfg.kind == "rewind" and r["tsstep"] > cams["tsstep"]:
+            on_disk = "disk" in cfg.name
+            if cams and cfg.kind == "rewind" and (r["tsstep"] > cams["tsstep"] or
+                                                  (on_disk and r["tsstep"] >= cams["tsstep"])):
                 failures.append(f"{method} {cfg.name}: {r['tsstep']} TSStep calls, CAMS "
                                 f"{cams['tsstep']}")
         print(flush=True)

@@ -128,6 +128,12 @@ PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& 
     }
   }
 
+  if (r.plan.schedule == "disk-mixed" && p.period == 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    disk checkpoints placed by H-Revolve's recursion, used again once the steps "
+        "after them are reversed\n"));
+  }
   if ((r.plan.schedule == "disk-mixed" || r.plan.schedule == "disk-revolve") && p.period > 0) {
     if (p.period < p.steps) {
       PetscCall(PetscViewerASCIIPrintf(viewer, "    a disk checkpoint every %lld steps\n",

@@ -1,13 +1,15 @@
-// disk-mixed: periodic disk checkpoints with mixed checkpointing in RAM between them. The first
-// sweep writes x_0, x_P, ..., x_{(q-2)P} to disk; the last interval is reversed by mixed at once
-// (its first sweep records what mixed keeps); each earlier interval is read back and reversed by
-// mixed with every RAM slot, whose slots hold restart states or one step's pullback data
-// (stages), whichever saves more. With RAM for an interval's pullback data, every step is taken
-// twice at most, where a restart-only schedule takes it three times or more. With checkpoint
-// sizes (ScheduleParams::ram_units) the RAM level plans in units as mixed does (a restart state
-// takes its own units, a step's pullback data its own), and disk slots hold restart states: the
-// period is the cheapest for those units and the disk costs. Optimal among periodic placements
-// of the disk checkpoints for that model; not among all two-level schedules.
+// disk-mixed: disk checkpoints of restart states with mixed checkpointing in RAM between them;
+// a RAM slot holds a restart state or one step's pullback data (stages), whichever saves more.
+// Where the disk checkpoints go: by H-Revolve's recursion at the disk level (disk_tree.hpp) over
+// the mixed table's segment costs, so a disk slot freed by a reversed right part is used again
+// for the left part; or periodically, every P steps (--period, or a run too long for the
+// recursion's table): the first sweep writes x_0, x_P, ..., x_{(q-2)P}, the last interval is
+// reversed at once and each earlier one is read back and reversed by mixed. With RAM for an
+// interval's pullback data, every step is taken twice at most, where a restart-only schedule
+// takes it three times or more. With checkpoint sizes (ScheduleParams::ram_units) the RAM level
+// plans in units as mixed does (a restart state takes its own units, a step's pullback data its
+// own). Optimal for that model among schedules whose disk level is H-Revolve's recursion with
+// restart states on disk; not among all two-level schedules.
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "builtin.hpp"
+#include "disk_tree.hpp"
 #include "mixed_table.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/mixed.hpp"
@@ -26,6 +29,9 @@ namespace rwd::schedule {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// (L, k) pairs the disk recursion may search: about 0.1 s. A longer run plans the columns that
+// fit (fewer disk slots) and keeps the periodic placement if that is cheaper.
+constexpr double kTreeWork = 6e7;
 
 // The RAM budget in the units mixed plans with (slots without checkpoint sizes).
 std::int64_t check_params(const ScheduleParams& p) {
@@ -89,58 +95,137 @@ std::int64_t best_period(const ScheduleParams& p, const std::vector<double>& m) 
   return best;
 }
 
+// How the disk checkpoints are placed: by the recursion, or every `period` steps.
+struct Placement {
+  std::int64_t period = 0;  // 0: the recursion
+  double cost = kInf;
+  std::shared_ptr<const detail::DiskTree> tree;
+};
+
+// The recursion unless the periodic placement is cheaper (only when the recursion's table was cut
+// short) or given; a recursion that writes nothing to disk is the period n.
+Placement place(const ScheduleParams& p, const detail::MixedTable& table) {
+  const Step n = p.steps;
+  const std::vector<double> m = segment_costs(table, n);
+  if (p.period != 0) {
+    const std::int64_t P = std::min<std::int64_t>(p.period, n);
+    return {P, cost_with(m, n, P, p.write_cost, p.read_cost), nullptr};
+  }
+  auto tree =
+      std::make_shared<const detail::DiskTree>(m, p.disk, p.write_cost, p.read_cost, kTreeWork);
+  Placement periodic;
+  if (!tree->exact() || !tree->built()) {  // cut short, or no disk slot: nothing to recurse on
+    periodic.period = best_period(p, m);
+    periodic.cost = cost_with(m, n, periodic.period, p.write_cost, p.read_cost);
+  }
+  if (!tree->built() || periodic.cost < tree->cost()) return periodic;
+  require(tree->cost() < kInf,
+          "disk-mixed: " + std::to_string(n) + " steps with " + std::to_string(p.ram) +
+              " RAM and " + std::to_string(p.disk) +
+              " disk slots: no schedule fits; raise the disk slots or use twolevel");
+  if (!tree->root_on_disk()) return {n, tree->cost(), nullptr};
+  return {0, tree->cost(), std::move(tree)};
+}
+
 class DiskMixedSchedule final : public Schedule {
  public:
-  // One table (shared_mixed_table): the period is chosen from its costs, and its choices drive
+  // One table (shared_mixed_table): the placement is chosen from its costs, and its choices drive
   // the stream (a table of one step when there is no RAM).
   explicit DiskMixedSchedule(const ScheduleParams& p)
       : Schedule(p),
         budget_(check_params(p)),
         table_(ram_table(p, budget_)),
-        period_(p.period != 0 ? std::min<std::int64_t>(p.period, p.steps)
-                              : best_period(p, segment_costs(*table_, p.steps))),
+        placement_(place(p, *table_)),
         stream_(*table_) {
+    if (placement_.tree) {
+      frames_.push_back({Kind::Disk, 0, p.steps, placement_.tree->root_free_disk(), true});
+      return;
+    }
     const Step n = p.steps;
-    const std::int64_t q = (n + period_ - 1) / period_;
+    const std::int64_t period = placement_.period;
+    const std::int64_t q = (n + period - 1) / period;
     require(p.disk == kUnlimited || q - 1 <= p.disk,
-            "disk-mixed: period " + std::to_string(period_) + " over " + std::to_string(n) +
+            "disk-mixed: period " + std::to_string(period) + " over " + std::to_string(n) +
                 " steps needs " + std::to_string(q - 1) + " disk slots, have " +
                 std::to_string(p.disk) + "; raise the disk slots or the period");
-    require(budget_ >= 1 || n - (q - 1) * period_ == 1,
+    require(budget_ >= 1 || n - (q - 1) * period == 1,
             "disk-mixed: without RAM slots the period must be 1");
-    require(cost_with(segment_costs(*table_, n), n, period_, 0, 0) < kInf,
+    require(placement_.cost < kInf,
             "disk-mixed: " + std::to_string(budget_) + " RAM units reverse at most " +
                 std::to_string(table_->costs().size() - 1) + " steps between disk checkpoints, " +
-                "fewer than the period " + std::to_string(period_) +
+                "fewer than the period " + std::to_string(period) +
                 "; raise the RAM budget or lower the period");
     for (std::int64_t i = 0; i + 1 < q; ++i) {
-      pending_.push_back(Forward{i * period_, (i + 1) * period_, true, false, Level::Disk});
-      stream_.push_from_disk(i * period_, (i + 1) * period_, budget_);
+      pending_.push_back(Forward{i * period, (i + 1) * period, true, false, Level::Disk});
+      stream_.push_from_disk(i * period, (i + 1) * period, budget_);
     }
-    stream_.push_segment((q - 1) * period_, n, budget_);
+    stream_.push_segment((q - 1) * period, n, budget_);
   }
 
   std::string name() const override { return "disk-mixed"; }
-  std::int64_t period() const override { return period_; }
+  std::int64_t period() const override { return placement_.period; }
 
   std::optional<Action> next() override {
-    if (!pending_.empty()) {
-      Action a = pending_.front();
-      pending_.pop_front();
-      return a;
+    for (;;) {
+      if (!pending_.empty()) {
+        Action a = pending_.front();
+        pending_.pop_front();
+        return a;
+      }
+      if (auto a = stream_.next()) return a;
+      if (frames_.empty()) break;
+      const Frame f = frames_.back();
+      frames_.pop_back();
+      expand(f);
     }
-    if (auto a = stream_.next()) return a;
     if (ended_) return std::nullopt;
     ended_ = true;
     return EndReverse{};
   }
 
  private:
+  // The recursion's segments [l, h), x_l in work: on disk (Disk: written first if `write`), or
+  // to be read back from disk (Restore).
+  enum class Kind : std::uint8_t { Disk, Restore };
+  struct Frame {
+    Kind kind;
+    Step l, h;
+    std::int64_t free_disk;  // planned (DiskTree::planned_free), x_l's own slot excluded
+    bool write;
+  };
+
+  void expand(const Frame& f) {
+    const detail::DiskTree& tree = *placement_.tree;
+    const detail::DiskTree::Choice c = tree.choose(f.h - f.l, f.free_disk);
+    if (f.kind == Kind::Restore) {
+      if (c.split == 0) {  // the last read: the RAM level reverses it
+        stream_.push_from_disk(f.l, f.h, budget_);
+      } else {
+        pending_.push_back(Copy{f.l, Level::Disk, Level::Work});
+        frames_.push_back({Kind::Disk, f.l, f.h, f.free_disk, false});
+      }
+      return;
+    }
+    if (c.split == 0) {  // only where writing x_l costs nothing more than not writing it
+      stream_.push_segment(f.l, f.h, budget_);
+      return;
+    }
+    const Step mid = f.l + c.split;
+    pending_.push_back(Forward{f.l, mid, f.write, false, f.write ? Level::Disk : Level::None});
+    frames_.push_back({Kind::Restore, f.l, mid, f.free_disk, false});
+    if (c.right_disk) {
+      frames_.push_back({Kind::Disk, mid, f.h, tree.planned_free(f.free_disk - 1), true});
+    } else {
+      stream_.push_segment(mid, f.h, budget_);
+    }
+  }
+
   std::int64_t budget_;
   std::shared_ptr<const detail::MixedTable> table_;
-  std::int64_t period_;
+  Placement placement_;
   detail::MixedStream stream_;
-  std::deque<Action> pending_;  // the first sweep's disk intervals
+  std::deque<Action> pending_;  // the first sweep's disk intervals, or a split's actions
+  std::vector<Frame> frames_;   // the recursion's segments still to reverse, last first
   bool ended_ = false;
 };
 
@@ -150,6 +235,11 @@ std::int64_t disk_mixed_period(const ScheduleParams& params) {
   const std::int64_t budget = check_params(params);
   if (params.period != 0) return std::min<std::int64_t>(params.period, params.steps);
   return best_period(params, segment_costs(*ram_table(params, budget), params.steps));
+}
+
+double disk_mixed_planned_cost(const ScheduleParams& params) {
+  const std::int64_t budget = check_params(params);
+  return place(params, *ram_table(params, budget)).cost;
 }
 
 double disk_mixed_cost(const ScheduleParams& params, std::int64_t period) {
@@ -165,9 +255,9 @@ namespace detail {
 void register_disk_mixed(ScheduleRegistry& registry) {
   registry.add(
       {.name = "disk-mixed",
-       .summary = "periodic disk checkpoints, mixed in RAM between them (a RAM slot holds a "
-                  "restart state or a step's stages; with checkpoint sizes, each kind takes "
-                  "its own units)",
+       .summary = "disk checkpoints placed by H-Revolve's recursion (or every P steps), mixed "
+                  "in RAM between them (a RAM slot holds a restart state or a step's stages; "
+                  "with checkpoint sizes, each kind takes its own units)",
        .online = false,
        .uses_disk = true,
        .factory = [](const ScheduleParams& p) { return std::make_unique<DiskMixedSchedule>(p); },

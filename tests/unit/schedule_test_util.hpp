@@ -2,7 +2,10 @@
 // Helpers shared by the schedule tests.
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "rewind/error.hpp"
@@ -62,5 +65,59 @@ inline double least_registered_cost(const ScheduleParams& p) {
   }
   return least;
 }
+
+/// Two-level costs over a RAM level that reverses a segment of L steps from work in ram(L)
+/// (+infinity where it cannot), with restart states on disk; written independently of the
+/// schedules, top-down.
+class TwoLevelOracle {
+ public:
+  TwoLevelOracle(std::function<double(Step)> ram, double wd, double rd)
+      : ram_(std::move(ram)), wd_(wd), rd_(rd) {}
+
+  /// Periodic: x_0, x_P, ... written in the first sweep, each interval read back, the last one
+  /// reversed at once; the least over the periods that fit `disk` slots (kUnlimited = -1).
+  double periodic(Step n, std::int64_t disk) const {
+    double best = kInf;
+    for (Step P = 1; P <= n; ++P) {
+      const Step q = (n + P - 1) / P;
+      if (disk != kUnlimited && q - 1 > disk) continue;
+      best = std::min(best,
+                      static_cast<double>(q - 1) * (static_cast<double>(P) + wd_ + rd_ + ram_(P)) +
+                          ram_(n - (q - 1) * P));
+    }
+    return best;
+  }
+
+  /// The recursion: the whole run either by the RAM level, or with x_0 written to disk and the
+  /// segment under it split at every possible step, each right part by the RAM level or written
+  /// to disk and split again, each left part read back and split again or given to the RAM level.
+  double recursive(Step n, std::int64_t disk) {
+    double best = ram_(n);
+    if (disk != 0) best = std::min(best, wd_ + on_disk(n, disk == kUnlimited ? n : disk - 1));
+    return best;
+  }
+
+ private:
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  // x_l in work and on disk, `free` more disk slots.
+  double on_disk(Step length, std::int64_t free) {
+    if (length == 1) return ram_(1);
+    const auto key = std::make_pair(length, free);
+    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    double best = ram_(length);
+    for (Step k = 1; k < length; ++k) {
+      double right = ram_(length - k);
+      if (free >= 1 && length - k >= 2)
+        right = std::min(right, wd_ + on_disk(length - k, free - 1));
+      best = std::min(best, static_cast<double>(k) + right + rd_ + on_disk(k, free));
+    }
+    memo_[key] = best;
+    return best;
+  }
+
+  std::function<double(Step)> ram_;
+  double wd_, rd_;
+  std::map<std::pair<Step, std::int64_t>, double> memo_;
+};
 
 }  // namespace rwd::schedule::testing

@@ -28,14 +28,21 @@ MixedPlan plan_mixed(Step steps, std::int64_t slots);
 /// with params.ram slots. Throws as plan_mixed(steps, slots), and for sizes below one unit.
 MixedPlan plan_mixed(const ScheduleParams& params);
 
-/// `disk-mixed`: x_0, x_P, x_2P, ... go to disk in the first sweep; each interval is read back
-/// and reversed by mixed with every RAM slot; the last interval is reversed at once. The period
-/// it runs with: params.period if set, else the cheapest within the disk slots. Throws
+/// `disk-mixed`: restart states on disk, mixed in RAM between them. The disk checkpoints are
+/// placed by H-Revolve's recursion at the disk level (docs/schedules.md), or periodically: x_0,
+/// x_P, x_2P, ... go to disk in the first sweep and each interval is read back and reversed by
+/// mixed with every RAM slot, the last one at once. The periodic placement's period:
+/// params.period if set, else the cheapest within the disk slots. Throws
 /// Error(InvalidArgument) for a budget no period fits.
 std::int64_t disk_mixed_period(const ScheduleParams& params);
 
-/// The cost `disk-mixed` has with period `period` for params.steps steps (closed form over the
-/// mixed table; the tests check it against the simulator).
+/// The cost the periodic placement has with period `period` for params.steps steps (closed form
+/// over the mixed table; the tests check it against the simulator).
 double disk_mixed_cost(const ScheduleParams& params, std::int64_t period);
+
+/// The cost of the placement `disk-mixed` runs with for `params`: the recursion's, or the
+/// periodic one's when params.period is set (or when it is cheaper than a recursion cut short by
+/// its work limit). Throws Error(InvalidArgument) for a budget nothing fits.
+double disk_mixed_planned_cost(const ScheduleParams& params);
 
 }  // namespace rwd::schedule
