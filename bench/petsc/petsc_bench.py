@@ -211,7 +211,8 @@ def parse_view(text):
     if m:
         v["ram_written_mib"], v["disk_written_mib"] = float(m.group(1)), float(m.group(2))
     m = re.search(r"time on the caller's thread: rewind ([0-9.]+) s \(([0-9.]+) % of the ([0-9.]+) s"
-                  r"[^;]*; I/O wait ([0-9.]+) s of it\), recomputed steps ([0-9.]+) s; disk I/O "
+                  r"[^;]*; (?:I/O wait|storing and restoring checkpoints, RAM copies and disk I/O,) "
+                  r"([0-9.]+) s of it\), recomputed steps ([0-9.]+) s; disk I/O "
                   r"overlapped with computing ([0-9.]+) s", text)
     if m:
         (v["rewind_s"], v["rewind_pct"], v["run_s"], v["io_wait_s"], v["recompute_s"],

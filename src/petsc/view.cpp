@@ -186,7 +186,8 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
   PetscCall(PetscViewerASCIIPrintf(
       viewer,
       "    time on the caller's thread: rewind %.4f s (%.2f %% of the %.3f s from TSSolve's first "
-      "step to the adjoint's last; I/O wait %.4f s of it), recomputed steps %.4f s; disk I/O "
+      "step to the adjoint's last; storing and restoring checkpoints, RAM copies and disk "
+      "I/O, %.4f s of it), recomputed steps %.4f s; disk I/O "
       "overlapped with computing %.4f s\n",
       own_s, run_s > 0 ? 100.0 * own_s / run_s : 0.0, run_s, s.io_seconds, s.recompute_seconds,
       s.io_overlap_seconds));
