@@ -12,6 +12,7 @@ packages=(
   python3-matplotlib python3-h5py
   python3-petsc4py  # tests/petsc4py, examples/petsc4py (the PETSc of petsc-dev, which rewind uses)
   libxxhash-dev
+  libzstd-dev libblosc-dev libzfp-dev  # compressed checkpoints: the codec benchmark (bench.codec)
   libadolc-dev  # PETSc's autodiff tutorials in the tutorial sweep (ADOL-C, with ColPack)
   clang
   valgrind  # memcheck on the schedule and store tests (ctest -L valgrind); ASan/UBSan come with g++
