@@ -83,6 +83,33 @@ if(NOT TARGET rewind_xxhash)
   install(TARGETS rewind_xxhash EXPORT rewindTargets)
 endif()
 
+# The checkpoint codecs (rewind/storage/codec.hpp): zstd, Blosc and zfp (Debian: libzstd-dev,
+# libblosc-dev, libzfp-dev). rewind::storage links them privately; like rewind::xxhash they are
+# installed as rewind::codecs, by path, for a static rewind::storage's consumers.
+set(_rewind_codec_libs "")
+foreach(_rewind_codec zstd blosc zfp)
+  string(TOUPPER ${_rewind_codec} _rewind_codec_upper)
+  find_path(REWIND_${_rewind_codec_upper}_INCLUDE_DIR ${_rewind_codec}.h)
+  find_library(REWIND_${_rewind_codec_upper}_LIBRARY ${_rewind_codec})
+  if(NOT REWIND_${_rewind_codec_upper}_INCLUDE_DIR OR NOT REWIND_${_rewind_codec_upper}_LIBRARY)
+    message(FATAL_ERROR "${_rewind_codec} was not found (${_rewind_codec}.h: "
+                        "${REWIND_${_rewind_codec_upper}_INCLUDE_DIR}, library: "
+                        "${REWIND_${_rewind_codec_upper}_LIBRARY}); on Debian install "
+                        "libzstd-dev, libblosc-dev and libzfp-dev (scripts/install-deps.sh does)")
+  endif()
+  list(APPEND _rewind_codec_libs ${REWIND_${_rewind_codec_upper}_LIBRARY})
+endforeach()
+if(NOT TARGET rewind_codecs)
+  add_library(rewind_codecs INTERFACE)
+  set_target_properties(rewind_codecs PROPERTIES EXPORT_NAME codecs)
+  target_include_directories(rewind_codecs SYSTEM INTERFACE
+                             $<BUILD_INTERFACE:${REWIND_ZSTD_INCLUDE_DIR}>
+                             $<BUILD_INTERFACE:${REWIND_BLOSC_INCLUDE_DIR}>
+                             $<BUILD_INTERFACE:${REWIND_ZFP_INCLUDE_DIR}>)
+  target_link_libraries(rewind_codecs INTERFACE ${_rewind_codec_libs})
+  install(TARGETS rewind_codecs EXPORT rewindTargets)
+endif()
+
 if(REWIND_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -6,7 +6,8 @@
 #   rewind::<layer>     Requires rewind-<layer>
 #   PkgConfig::PETSC    Requires PETSc of the minor release rewind was built against (librewind
 #                       reads PETSc's private structures, so another release needs a rebuild)
-#   rewind_hdf5, rewind_xxhash, Threads::Threads   their libraries (by path, as in rewindTargets)
+#   rewind_hdf5, rewind_xxhash, rewind_codecs, Threads::Threads   their libraries (by path, as in
+#                       rewindTargets)
 #   MPI::*              nothing: like PETSc.pc, the files leave MPI to the MPI compiler wrappers
 # A shared library's private items go to Requires.private and Libs.private (used by --static); a
 # static library's items are all public, and rewind-core adds the C++ runtime, so the same
@@ -98,7 +99,7 @@ function(rewind_install_pkgconfig)
       elseif(item STREQUAL "PkgConfig::PETSC")
         set(req "${petsc_requires}")
       elseif(item STREQUAL "rewind_hdf5" OR item STREQUAL "rewind_xxhash"
-             OR item STREQUAL "Threads::Threads")
+             OR item STREQUAL "rewind_codecs" OR item STREQUAL "Threads::Threads")
         get_target_property(lib ${item} INTERFACE_LINK_LIBRARIES)
         if(NOT lib)
           set(lib "")

@@ -1,0 +1,78 @@
+#pragma once
+/// @file
+/// Checkpoint codecs: how a rank's block of a field is compressed, chosen by name, and the
+/// self-describing block they write. A block is a 48-byte header (see below) and the payload; the
+/// header says which codec wrote it, whether the payload is raw (a codec that does not make the
+/// data smaller stores it as it is, so compression never costs more than the header), how many
+/// values it holds and an XXH3-64 checksum of the block (the header but the checksum itself, and
+/// the payload), which decoding checks before it decodes: damaged compressed bytes or a damaged
+/// header are an error, never decoded into a wrong state.
+///
+/// Lossless codecs (`zstd`, `blosc`) give every bit back; `zfp` (fixed accuracy) gives values
+/// within an absolute tolerance of the originals, `zfp-precision` keeps a number of bits of each
+/// value's block. Every call clears the calling thread's upper vector state before it returns
+/// (rewind/vector_state.hpp): the codecs' libraries run AVX2 code.
+///
+/// Header, little-endian:
+///   0 "RWCB"   4 version (1)   5 codec id   6 flags (bit 0: raw payload)   7 zero
+///   8 values (u64)   16 payload bytes (u64)   24 XXH3-64 of bytes 0-23, 32-47 and the payload
+///   32 tolerance (f64, zfp)   40 precision (u32, zfp-precision)   44 zero (u32)
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rwd::storage {
+
+/// A codec and its setting.
+struct CodecSpec {
+  std::string name = "none";  ///< a registered codec (codec_list())
+  double tolerance = 0.0;     ///< zfp: the largest absolute error of a value (> 0)
+  int precision = 0;          ///< zfp-precision: bits kept (1..64)
+};
+
+struct CodecInfo {
+  std::string name;
+  bool lossless;
+  std::string summary;
+};
+
+/// The registered codecs: none, zstd, blosc, zfp, zfp-precision.
+const std::vector<CodecInfo>& codec_list();
+
+/// Throws Error(InvalidArgument) naming `option`: an unknown codec (the message lists the
+/// names), a tolerance that is negative or not finite, zfp without a tolerance > 0,
+/// zfp-precision without a precision in 1..64, or a setting the codec does not take.
+void check_codec(const CodecSpec& spec, const std::string& option);
+
+inline constexpr std::size_t kBlockHeaderBytes = 48;
+
+/// Appends the block of `values` to `out`, compressed by `spec` (checked as check_codec does,
+/// the option named "codec"), or raw where that is not smaller. Returns the block's bytes.
+std::size_t encode_block(const CodecSpec& spec, std::span<const double> values,
+                         std::vector<std::byte>& out);
+
+/// What a block's header says.
+struct BlockHeader {
+  std::string codec;  ///< the codec that wrote it
+  bool raw = false;   ///< the payload is the values as they are
+  std::uint64_t values = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t checksum = 0;
+  double tolerance = 0.0;
+  int precision = 0;
+  std::size_t bytes() const { return kBlockHeaderBytes + payload_bytes; }
+};
+
+/// Reads a block's header. Throws Error(Corrupt) if `block` does not start with a whole block
+/// (wrong magic or version, an unknown codec, a payload longer than the bytes given).
+BlockHeader read_block_header(std::span<const std::byte> block);
+
+/// Checks the block's checksum, then decodes the payload into `values`, whose size must be the
+/// block's value count. Throws Error(Corrupt) for a damaged block or a payload that does not decode
+/// to exactly that many values, Error(InvalidArgument) for a `values` of another size.
+void decode_block(std::span<const std::byte> block, std::span<double> values);
+
+}  // namespace rwd::storage
