@@ -92,28 +92,36 @@ void Hdf5Store::Impl::agree_settings(const StoreConfig& config) {
   // How a put moves its bytes decides how many agreements it makes, and the staging pool which
   // checkpoints are prefetched: settings that differ between ranks would pair one rank's
   // collective calls with another's.
-  const std::array<std::int64_t, 3> mine = {config.async_io ? 1 : 0, config.inline_io_bytes,
-                                            config.max_staged_bytes};
-  std::array<std::int64_t, 6> both{}, all{};
-  for (std::size_t i = 0; i < 3; ++i) {
+  // A codec is not built for disk stores yet: refused on every rank alike (the flag is agreed).
+  const std::array<std::int64_t, 4> mine = {config.async_io ? 1 : 0, config.inline_io_bytes,
+                                            config.max_staged_bytes,
+                                            config.codec.name != "none" ? 1 : 0};
+  std::array<std::int64_t, 8> both{}, all{};
+  for (std::size_t i = 0; i < 4; ++i) {
     both[i] = mine[i];
-    both[3 + i] = -mine[i];
+    both[4 + i] = -mine[i];
   }
   std::string differ;
   try {
-    mpi_check(MPI_Allreduce(both.data(), all.data(), 6, MPI_INT64_T, MPI_MAX, comm),
+    mpi_check(MPI_Allreduce(both.data(), all.data(), 8, MPI_INT64_T, MPI_MAX, comm),
               "MPI_Allreduce (store settings)");
   } catch (...) {
     MPI_Comm_free(&comm);
     throw;
   }
   const char* names[] = {"StoreConfig::async_io", "StoreConfig::inline_io_bytes",
-                         "StoreConfig::max_staged_bytes"};
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (all[i] != -all[3 + i]) {
+                         "StoreConfig::max_staged_bytes", "StoreConfig::codec (none or not)"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (all[i] != -all[4 + i]) {
       differ += std::string(differ.empty() ? "" : ", ") + names[i] + " (" +
-                std::to_string(-all[3 + i]) + " to " + std::to_string(all[i]) + ")";
+                std::to_string(-all[4 + i]) + " to " + std::to_string(all[i]) + ")";
     }
+  }
+  if (differ.empty() && all[3] == 1) {
+    MPI_Comm_free(&comm);
+    throw Error(ErrorCode::InvalidArgument,
+                std::string(kHdf5Store) + ": StoreConfig::codec '" + config.codec.name +
+                    "': compressed disk checkpoints are not built yet (the ram store compresses)");
   }
   if (!differ.empty()) {
     MPI_Comm_free(&comm);

@@ -12,6 +12,10 @@ namespace rwd::storage {
 struct RamStore::Entry {
   std::size_t slot = 0;
   detail::Layout layout;
+  std::vector<std::byte> block;  // with a codec: the compressed block (no slot)
+  std::int64_t stored_bytes() const {
+    return block.empty() ? layout.bytes() : static_cast<std::int64_t>(block.size());
+  }
 };
 
 RamStore::RamStore(const StoreConfig& config) {
@@ -21,6 +25,11 @@ RamStore::RamStore(const StoreConfig& config) {
   require(config.capacity >= 0 && config.slot_doubles >= 0,
           "ram store: capacity and slot_doubles must be >= 0, got " +
               std::to_string(config.capacity) + " and " + std::to_string(config.slot_doubles));
+  check_codec(config.codec, "ram store codec");
+  if (config.codec.name != "none") {
+    codec_ = config.codec;
+    return;  // blocks as large as they compress to: nothing to preallocate
+  }
   if (config.slot_doubles > 0) {
     slots_.reserve(static_cast<std::size_t>(config.capacity));
     for (std::int64_t i = 0; i < config.capacity; ++i) {
@@ -71,11 +80,21 @@ void RamStore::put(const Key& key, const CheckpointView& checkpoint) {
   const auto t0 = SteadyClock::now();
   if (contains(key)) detail::throw_duplicate("ram store", key, rank_);
   detail::validate_put("ram store", key, checkpoint, rank_);
-  auto entry = std::make_unique<Entry>(Entry{0, detail::layout_of(checkpoint)});
+  auto entry = std::make_unique<Entry>(Entry{0, detail::layout_of(checkpoint), {}});
   const auto total = static_cast<std::size_t>(entry->layout.doubles());
-  entry->slot = take_slot(total);
-  detail::pack(checkpoint, {slots_[entry->slot].data.get(), slots_[entry->slot].capacity});
-  const std::int64_t bytes = entry->layout.bytes();
+  if (codec_.name != "none") {
+    scratch_.resize(total);
+    detail::pack(checkpoint, scratch_);
+    const auto tc = SteadyClock::now();
+    encode_block(codec_, scratch_, entry->block);
+    entry->block.shrink_to_fit();
+    stats_.compress_seconds += seconds_since(tc);
+  } else {
+    entry->slot = take_slot(total);
+    detail::pack(checkpoint, {slots_[entry->slot].data.get(), slots_[entry->slot].capacity});
+  }
+  const std::int64_t bytes = entry->stored_bytes();
+  stats_.uncompressed_bytes_written += entry->layout.bytes();
   entries_.emplace(key, std::move(entry));
   detail::count_put(stats_, bytes, static_cast<std::int64_t>(entries_.size()));
   stats_.write_seconds += seconds_since(t0);
@@ -87,18 +106,28 @@ void RamStore::get(const Key& key, const CheckpointSpan& out) {
   if (it == entries_.end()) detail::throw_missing("ram store", "get", key, rank_);
   const Entry& entry = *it->second;
   detail::validate_get("ram store", key, entry.layout, out, rank_);
-  detail::unpack({slots_[entry.slot].data.get(), slots_[entry.slot].capacity}, out);
+  if (!entry.block.empty()) {
+    scratch_.resize(static_cast<std::size_t>(entry.layout.doubles()));
+    const auto td = SteadyClock::now();
+    decode_block(entry.block, scratch_);
+    stats_.decompress_seconds += seconds_since(td);
+    detail::unpack(scratch_, out);
+  } else {
+    detail::unpack({slots_[entry.slot].data.get(), slots_[entry.slot].capacity}, out);
+  }
   detail::fill_scalars(entry.layout, out);
-  detail::count_get(stats_, entry.layout.bytes());
+  detail::count_get(stats_, entry.stored_bytes());
   stats_.read_seconds += seconds_since(t0);
 }
 
 void RamStore::erase(const Key& key) {
   const auto it = entries_.find(key);
   if (it == entries_.end()) detail::throw_missing("ram store", "erase", key, rank_);
-  const std::size_t slot = it->second->slot;
-  free_.emplace(slots_[slot].capacity, slot);
-  const std::int64_t bytes = it->second->layout.bytes();
+  if (it->second->block.empty()) {
+    const std::size_t slot = it->second->slot;
+    free_.emplace(slots_[slot].capacity, slot);
+  }
+  const std::int64_t bytes = it->second->stored_bytes();
   entries_.erase(it);
   detail::count_erase(stats_, bytes, static_cast<std::int64_t>(entries_.size()));
 }

@@ -19,7 +19,10 @@ namespace rwd::storage {
 /// and touched at construction (so the first write does not page-fault), reused after erase
 /// (best fit), and more slots are added, or a slot enlarged, when a checkpoint does not fit.
 /// Finding a free slot takes O(log n) in the number of free slots. put copies each field once
-/// into the slot; get copies it once out. Not thread-safe.
+/// into the slot; get copies it once out. With a codec (StoreConfig::codec other than "none"),
+/// put packs the fields into a scratch buffer and keeps the compressed block (codec.hpp) in a
+/// buffer of its own size instead of a slot, and get decodes it back (its checksum checked
+/// first); the stats count the blocks' bytes. Not thread-safe.
 class RamStore final : public Store {
  public:
   /// Not collective. config.comm is only used to name the rank in error messages.
@@ -57,6 +60,8 @@ class RamStore final : public Store {
   static Slot allocate(std::size_t doubles, bool touch);
 
   int rank_ = -1;
+  CodecSpec codec_;
+  std::vector<double> scratch_;  // with a codec: a checkpoint's fields back to back
   std::vector<Slot> slots_;
   /// Unused slots, ordered by capacity (doubles) -> slot index: best fit is a lower_bound, the
   /// largest is the last.

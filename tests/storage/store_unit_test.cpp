@@ -68,7 +68,10 @@ TEST(RamStore, PreallocatesAndReusesSlots) {
   expect_bitwise(store, restart(5), large);
   expect_error(
       [] {
-        RamStore bad(StoreConfig{MPI_COMM_SELF, ".", false, "run", -1, 0});
+        StoreConfig cfg;
+        cfg.comm = MPI_COMM_SELF;
+        cfg.capacity = -1;
+        RamStore bad(cfg);
       },
       ErrorCode::InvalidArgument, {"capacity and slot_doubles must be >= 0"});
 }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rewind/storage/codec.hpp"
 #include "rewind/storage/key.hpp"
 
 namespace rwd::storage {
@@ -84,6 +85,11 @@ struct StoreStats {
   std::int64_t prefetch_skipped = 0;   ///< prefetch() ignored: the staging pool was too small
   std::int64_t peak_staged_bytes = 0;  ///< most bytes of staging buffers in use at once
   std::int64_t staged_over_limit = 0;  ///< staging buffers allocated above max_staged_bytes
+  /// With a codec (StoreConfig::codec), the byte counts above are what is stored (compressed
+  /// blocks with their headers); this is what was given to put() before compression.
+  std::int64_t uncompressed_bytes_written = 0;
+  double compress_seconds = 0.0;    ///< time compressing, on whichever thread did it
+  double decompress_seconds = 0.0;  ///< time decompressing (checksums included)
 };
 
 /// How to build a store.
@@ -110,6 +116,10 @@ struct StoreConfig {
   /// off, and is not prefetched: waking the I/O thread costs more than moving it. 0 sends every
   /// checkpoint to the I/O thread.
   std::int64_t inline_io_bytes = std::int64_t{64} << 10;
+  /// RAM store: how checkpoints are compressed (rewind/storage/codec.hpp; "none" by default).
+  /// Each checkpoint is then one block of its fields back to back, as large as it compresses
+  /// to, and `capacity` slots are not preallocated. Disk stores refuse a codec for now.
+  CodecSpec codec;
 };
 
 /// A checkpoint store. Whether put/get/erase are collective is stated by each store: "ram" is

@@ -1,0 +1,93 @@
+// The RAM store with a codec (StoreConfig::codec): lossless codecs give every bit back, awkward
+// values, scalars and empty fields included; the stats count the stored blocks' bytes and what
+// compression saved; zfp stays within its tolerance; a bad codec is refused when the store is
+// made; the disk store refuses a codec on every rank alike (not built yet).
+#include <cmath>
+#include <vector>
+
+#include "store_test_util.hpp"
+
+namespace rwd::storage::test {
+namespace {
+
+Key restart(std::int64_t step) {
+  return {step, Kind::Restart};
+}
+
+StoreConfig with_codec(const CodecSpec& codec) {
+  StoreConfig c;
+  c.comm = MPI_COMM_WORLD;
+  c.capacity = 4;  // ignored with a codec: blocks are as large as they compress to
+  c.slot_doubles = 1000;
+  c.codec = codec;
+  return c;
+}
+
+// A smooth field of n values on every rank: what compresses.
+TestCheckpoint smooth_checkpoint(std::int64_t n, double phase) {
+  TestCheckpoint c;
+  TestCheckpoint::Field f{"u", {}, n * world_rank(), n * world_size()};
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(i + n * world_rank()) / static_cast<double>(n);
+    f.data.push_back(x < 0.5 ? 1.0 : std::sin(3 * x + phase) * std::exp(-x));  // half flat
+  }
+  c.fields.push_back(std::move(f));
+  c.scalars.emplace_back("time", phase);
+  return c;
+}
+
+TEST(RamStoreCodec, LosslessCodecsAreBitwiseAndCountWhatTheyStore) {
+  for (const char* name : {"zstd", "blosc"}) {
+    auto store = make_store("ram", with_codec({name}));
+    TestCheckpoint awkward(11);
+    store->put(restart(1), awkward.view());
+    TestCheckpoint smooth = smooth_checkpoint(20000, 0.5);
+    store->put(restart(2), smooth.view());
+    expect_bitwise(*store, restart(2), smooth);
+    expect_bitwise(*store, restart(1), awkward);
+    const StoreStats s = store->stats();
+    const std::int64_t raw = 8 * (20000 + static_cast<std::int64_t>(awkward.fields[0].data.size() +
+                                                                    awkward.fields[1].data.size()));
+    EXPECT_EQ(s.uncompressed_bytes_written, raw) << name;
+    EXPECT_LT(s.live_bytes, raw * 3 / 4) << name << ": half-flat data below 1.33x";
+    EXPECT_EQ(s.bytes_written, s.live_bytes) << name;
+    EXPECT_GE(s.compress_seconds, 0.0);
+    EXPECT_GT(s.decompress_seconds, 0.0) << name;
+    store->erase(restart(2));
+    store->erase(restart(1));
+    EXPECT_EQ(store->stats().live_bytes, 0) << name;
+    EXPECT_EQ(store->stats().live, 0) << name;
+  }
+}
+
+TEST(RamStoreCodec, ZfpStaysWithinItsTolerance) {
+  const double tol = 1e-7;
+  auto store = make_store("ram", with_codec({"zfp", tol}));
+  TestCheckpoint smooth = smooth_checkpoint(20000, 0.25);
+  store->put(restart(0), smooth.view());
+  Readback back(smooth);
+  auto span = back.span();
+  store->get(restart(0), span);
+  double err = 0;
+  for (std::size_t i = 0; i < smooth.fields[0].data.size(); ++i) {
+    err = std::max(err, std::fabs(back.fields[0].data[i] - smooth.fields[0].data[i]));
+  }
+  EXPECT_LE(err, tol);
+  EXPECT_GT(err, 0.0);  // lossy indeed
+  EXPECT_LT(store->stats().live_bytes, store->stats().uncompressed_bytes_written / 3);
+}
+
+TEST(RamStoreCodec, ABadCodecIsRefusedWhenTheStoreIsMadeAndDiskStoresRefuseOne) {
+  expect_error([] { make_store("ram", with_codec({"zfp"})); }, ErrorCode::InvalidArgument,
+               {"ram store codec: zfp needs a tolerance > 0"});
+  expect_error([] { make_store("ram", with_codec({"gzip"})); }, ErrorCode::InvalidArgument,
+               {"ram store codec: unknown codec 'gzip'"});
+  ScratchDir dir;
+  StoreConfig c = with_codec({"zstd"});
+  c.directory = dir.path();
+  expect_error([&] { make_store("hdf5", c); }, ErrorCode::InvalidArgument,
+               {"StoreConfig::codec 'zstd': compressed disk checkpoints are not built yet"});
+}
+
+}  // namespace
+}  // namespace rwd::storage::test
