@@ -41,6 +41,7 @@ struct Resolved {
   std::optional<bool> stores_pullback;  // known when the schedule was replayed
   std::optional<double> cost;
   std::optional<std::int64_t> forward_steps;
+  std::optional<std::int64_t> disk_peak;
 };
 
 struct Cache {
@@ -90,7 +91,7 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
   const SettingNames& names = config.names;
   const std::string without =
       config.pullback_checkpoints ? "" : " without storing " + names.pullback_data;
-  Resolved out{name, p, std::nullopt, std::nullopt, std::nullopt};
+  Resolved out{name, p, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   if (name == "auto" && p.steps == 0) {
     try {
       out.schedule = registry.choose(p);
@@ -116,7 +117,8 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
                                                   without + "; raise " + names.ram + " or " +
                                                   names.disk + "\n" + err.what());
     }
-    return {best.name, best.params, best.stores_pullback, best.cost, best.forward_steps};
+    return {best.name, best.params,        best.stores_pullback,
+            best.cost, best.forward_steps, best.disk_peak};
   }
   if (p.steps > 0) {
     std::optional<schedule::PricedSchedule> priced;
@@ -142,8 +144,8 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
                                                   " forbids; choose another "
                                                   "schedule");
     }
-    return {priced->name, priced->params, priced->stores_pullback, priced->cost,
-            priced->forward_steps};
+    return {priced->name, priced->params,        priced->stores_pullback,
+            priced->cost, priced->forward_steps, priced->disk_peak};
   }
   const auto schedule = registry.create(name, p);
   require(schedule->online(),
@@ -333,6 +335,7 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   plan.params = resolved.params;
   plan.cost = resolved.cost;
   plan.forward_steps = resolved.forward_steps;
+  plan.disk_peak = resolved.disk_peak;
   plan.restart_slots = restart_slots;
   plan.pullback_slots = pullback_slots;
   if (resolved.stores_pullback) {

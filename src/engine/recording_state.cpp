@@ -7,6 +7,7 @@
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/storage/codec.hpp"
 
 namespace rwd::engine::detail {
 
@@ -41,6 +42,14 @@ RecordingState::RecordingState(Stepper& s, std::shared_ptr<Stores> st, const Rec
   prefetch_at_start = stores->prefetch_stats();
   check = detail::ReplayCheck(comm::comm_rank(stores->comm()), config.verify_tolerance,
                               config.names.verify_tolerance);
+  if (const storage::CodecSpec& codec = stores->config().store.codec; codec.name != "none") {
+    for (const storage::CodecInfo& info : storage::codec_list()) {
+      if (info.name == codec.name && !info.lossless) {
+        check.set_lossy_restores("RAM checkpoints are compressed by '" + codec.name +
+                                 "', a lossy codec, which");
+      }
+    }
+  }
   remember(0);
 }
 
@@ -92,7 +101,12 @@ Claim RecordingState::full_claim() const {
 
 Claim RecordingState::reverse_claim() const {
   Claim c = full_claim();
-  if (c.disk != schedule::kUnlimited) c.disk += io->spilled();
+  if (c.disk == schedule::kUnlimited) return c;
+  const std::int64_t spilled = io->spilled();
+  if (spilled == 0) return c;
+  // The checkpoints spilled to disk and what the schedule itself puts there at most: a plan
+  // that keeps everything in RAM needs no more than the spilled ones, whatever its budget.
+  c.disk = (plan.disk_peak ? std::min(c.disk, *plan.disk_peak) : c.disk) + spilled;
   return c;
 }
 

@@ -48,7 +48,9 @@ storage::Store& Stores::disk() {
     if (config_.make_directory && !std::filesystem::exists(config_.store.directory, ec)) {
       std::filesystem::create_directories(config_.store.directory, ec);
     }
-    disk_ = storage::make_store(config_.disk_store, config_.store);
+    storage::StoreConfig disk_config = config_.store;
+    disk_config.codec = {};  // StoreConfig::codec compresses RAM checkpoints only, for now
+    disk_ = storage::make_store(config_.disk_store, disk_config);
   }
   return *disk_;
 }

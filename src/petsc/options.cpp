@@ -7,7 +7,9 @@
 #include <string>
 #include <tuple>
 
+#include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/storage/codec.hpp"
 
 namespace rwd::petsc {
 
@@ -75,7 +77,9 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_resume",
                                       "-ts_trajectory_rewind_resume_interval",
                                       "-ts_trajectory_rewind_recompute_warning",
-                                      "-ts_trajectory_rewind_recompute_solves"};
+                                      "-ts_trajectory_rewind_recompute_solves",
+                                      "-ts_trajectory_rewind_compress",
+                                      "-ts_trajectory_rewind_compress_tolerance"};
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
@@ -135,10 +139,34 @@ struct Texts {
   char write_cost[64] = "", read_cost[64] = "";
   char staged[64] = "", ram_bytes[64] = "", recompute[64] = "";
   char tolerance[64] = "";
+  char compress[64] = "", compress_tolerance[64] = "";
+  PetscBool compress_set = PETSC_FALSE, compress_tolerance_set = PETSC_FALSE;
   PetscBool recompute_set = PETSC_FALSE, tolerance_set = PETSC_FALSE;
   PetscBool schedule_set = PETSC_FALSE, write_set = PETSC_FALSE, read_set = PETSC_FALSE;
   PetscBool staged_set = PETSC_FALSE, ram_bytes_set = PETSC_FALSE;
 };
+
+// -ts_trajectory_rewind_compress and its tolerance, checked as the store checks a codec.
+PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
+  PetscFunctionBegin;
+  if (t.compress_set) o.compress = t.compress;
+  if (t.compress_tolerance_set) {
+    double v = 0;
+    PetscCheck(is_number(t.compress_tolerance, &v), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-ts_trajectory_rewind_compress_tolerance must be a number (the largest absolute "
+               "error of a restored value, for zfp), got '%s'",
+               t.compress_tolerance);
+    o.compress_tolerance = v;
+  }
+  try {
+    storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance), 0},
+                         "-ts_trajectory_rewind_compress");
+  } catch (const Error& e) {
+    SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s%s", e.what(),
+            o.compress_tolerance != 0 ? " (-ts_trajectory_rewind_compress_tolerance)" : "");
+  }
+  PetscFunctionReturn(0);
+}
 
 // The checks of the options read, each error naming the option and what to give.
 PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
@@ -193,6 +221,7 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
                t.tolerance);
     o.verify_tolerance = v;
   }
+  PetscCall(check_compress(o, t, comm));
   PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_trajectory_rewind_steps must be >= 0 (0: count the steps), got %" PetscInt_FMT,
              o.steps);
@@ -293,6 +322,21 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       "Let a TSSolve continue a run whose earlier solves are not held whole: their steps are run "
       "again in the adjoint, right only if the program changes nothing between its TSSolve calls",
       "TSTrajectoryRewindSetRecomputeSolves", o.recompute_solves, &o.recompute_solves, NULL));
+  PetscCall(PetscStrncpy(t.compress, o.compress.c_str(), sizeof t.compress));
+  std::string codecs;
+  for (const auto& c : storage::codec_list()) codecs += (codecs.empty() ? "" : ", ") + c.name;
+  const std::string compress_help =
+      "Compress RAM checkpoints: " + codecs + " (zstd and blosc are lossless)";
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_compress", compress_help.c_str(),
+                               "TSTrajectoryRewindSetCompress", t.compress, t.compress,
+                               sizeof t.compress, &t.compress_set));
+  std::snprintf(t.compress_tolerance, sizeof t.compress_tolerance, "%g",
+                (double)o.compress_tolerance);
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_compress_tolerance",
+      "zfp: the largest absolute error of a restored value (lossy codecs only)",
+      "TSTrajectoryRewindSetCompress", t.compress_tolerance, t.compress_tolerance,
+      sizeof t.compress_tolerance, &t.compress_tolerance_set));
   PetscOptionsHeadEnd();
   PetscCall(check_options(o, t, comm));
   PetscFunctionReturn(0);

@@ -35,6 +35,9 @@ struct Options {
   /// in the adjoint, which is right only if the program changes nothing between its TSSolve
   /// calls (the replay check stops a run whose recomputation differs).
   PetscBool recompute_solves = PETSC_FALSE;
+  /// RAM checkpoints compressed (StoreConfig::codec): a codec's name and, for zfp, its tolerance.
+  std::string compress = "none";
+  PetscReal compress_tolerance = 0;
 
   bool auto_costs() const { return write_cost < 0 || read_cost < 0; }
   bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }

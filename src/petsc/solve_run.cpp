@@ -426,6 +426,8 @@ bool SolveRun::finish() {
       }
     }
     r.io_mode = disk ? with_option_names(disk->io_mode()) : std::string("no disk checkpoints");
+    r.codec = carry_.stores_config.store.codec.name;
+    r.ram_store = stores->ram().stats();
     if (!carry_.shared_stores) {
       // The name the file keeps once closed (closing destroys the store).
       const storage::DurableStore* durable = disk ? disk->durable() : nullptr;

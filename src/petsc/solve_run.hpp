@@ -58,14 +58,16 @@ struct RunReport {
   PetscInt replayed_rejections = 0;
   PetscInt segments = 0;
   PetscInt events = 0;
-  PetscInt thinned = 0;          ///< segments thinned to make room for later ones
-  std::string segment_plans;     ///< "steps 0-100 storeall, 100-120 mixed, ..." (the first 8)
-  bool verify = false;           ///< recomputed states were checked
-  std::string io_mode;           ///< how disk checkpoints moved, and why
-  std::string kept_file;         ///< the disk checkpoints' file, kept (-ts_trajectory_keep_files)
-  PetscInt resume_interval = 0;  ///< a resumable run's steps between durable states (0: not one)
-  PetscInt resume_bound = 0;     ///< with adaptive steps, the -ts_max_steps it is sized by
-  PetscInt resume_steps = 0;     ///< ... and the steps the run took
+  PetscInt thinned = 0;           ///< segments thinned to make room for later ones
+  std::string segment_plans;      ///< "steps 0-100 storeall, 100-120 mixed, ..." (the first 8)
+  bool verify = false;            ///< recomputed states were checked
+  std::string io_mode;            ///< how disk checkpoints moved, and why
+  std::string kept_file;          ///< the disk checkpoints' file, kept (-ts_trajectory_keep_files)
+  PetscInt resume_interval = 0;   ///< a resumable run's steps between durable states (0: not one)
+  PetscInt resume_bound = 0;      ///< with adaptive steps, the -ts_max_steps it is sized by
+  PetscInt resume_steps = 0;      ///< ... and the steps the run took
+  std::string codec = "none";     ///< -ts_trajectory_rewind_compress
+  storage::StoreStats ram_store;  ///< the RAM store's own counts (compressed bytes, codec time)
 };
 
 /// What a trajectory keeps from one solve to the next.

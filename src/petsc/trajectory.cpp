@@ -18,6 +18,7 @@
 #include "rewind/engine/recording.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/storage/codec.hpp"
 #include "rewind/timing.hpp"
 #include "run_config.hpp"
 #include "shared_stores.hpp"
@@ -308,6 +309,21 @@ PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory tj, PetscReal 
              "warn), got %g",
              (double)multiple);
   options(tj).recompute_warning = multiple;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[],
+                                             PetscReal tolerance) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  try {
+    rwd::storage::check_codec({codec ? codec : "", static_cast<double>(tolerance), 0},
+                              "TSTrajectoryRewindSetCompress");
+  } catch (const rwd::Error& e) {
+    SETERRQ(PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
+  }
+  options(tj).compress = codec;
+  options(tj).compress_tolerance = tolerance;
   PetscFunctionReturn(0);
 }
 

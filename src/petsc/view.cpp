@@ -171,9 +171,31 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
       viewer, "    disk checkpoints%s: %lld written, %lld read, peak %lld (budget %s), peak %s\n",
       disk_holds, (long long)s.disk.writes, (long long)s.disk.reads, (long long)s.disk.peak,
       disk.c_str(), mib((double)s.disk.peak_bytes).c_str()));
+  if (r.segments <= 1 && r.resume_interval == 0 && r.plan.disk_peak &&
+      s.disk.peak > *r.plan.disk_peak) {
+    // Parking at the end of the first sweep (solve_run.cpp) made room for the final state and
+    // last stages by moving RAM checkpoints to the disk.
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    (%lld of the disk checkpoints are RAM checkpoints moved there when the first sweep "
+        "ended, to keep its final state and last stages for a TSSolve that may continue the "
+        "run; the plan itself puts at most %lld there)\n",
+        (long long)(s.disk.peak - *r.plan.disk_peak), (long long)*r.plan.disk_peak));
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "    bytes written: RAM %s, disk %s (this rank)\n",
                                    mib((double)s.ram.bytes_written).c_str(),
                                    mib((double)s.disk.bytes_written).c_str()));
+  if (r.codec != "none" && r.ram_store.uncompressed_bytes_written > 0) {
+    const storage::StoreStats& c = r.ram_store;
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    RAM checkpoints compressed by %s: %s stored for %s (%.2fx), peak %s; "
+        "compressing %.4f s, decompressing %.4f s, on the caller's thread (this rank)\n",
+        r.codec.c_str(), mib((double)c.bytes_written).c_str(),
+        mib((double)c.uncompressed_bytes_written).c_str(),
+        (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
+        mib((double)c.peak_bytes).c_str(), c.compress_seconds, c.decompress_seconds));
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "    disk I/O: %s\n", r.io_mode.c_str()));
   if (!r.kept_file.empty()) {
     PetscCall(

@@ -126,6 +126,7 @@ std::optional<PricedSchedule> ScheduleRegistry::price(std::string_view name,
     out.cost = r.cost;
     out.forward_steps = r.fwd_total;
     out.ram_peak = r.ram.peak;
+    out.disk_peak = r.disk.peak;
     if (bound != nullptr && &p == &base) *bound = schedule->lower_bound();
   };
   PricedSchedule out;

@@ -139,6 +139,16 @@ int main(int argc, char** argv) {
                           levels_ok ? "bitwise equal to" : "DIFFERS from (or wrong peaks)"));
     ok = (PetscBool)(ok && levels_ok);
   }
+  // Compressed RAM checkpoints (a lossless codec): store-all's bits still.
+  PetscCall(TSTrajectoryRewindSetSchedule(tj, "revolve"));
+  PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, 3, 0));
+  PetscCall(TSTrajectoryRewindSetCompress(tj, "zstd", 0));
+  PetscCall(rwd::testing::decay_solve(p, got));
+  const PetscBool compress_ok = same_bits(got, reference) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zstd-compressed RAM checkpoints: lambda %s store-all\n",
+                        compress_ok ? "bitwise equal to" : "DIFFERS from"));
+  ok = (PetscBool)(ok && compress_ok);
+  PetscCall(TSTrajectoryRewindSetCompress(tj, "none", 0));
   // A bad setter argument is an error naming what to change.
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   const PetscErrorCode bad[] = {TSTrajectoryRewindSetSchedule(tj, "no-such-schedule"),
@@ -149,7 +159,10 @@ int main(int argc, char** argv) {
                                 TSTrajectoryRewindSetSteps(tj, -1),
                                 TSTrajectoryRewindSetResume(tj, PETSC_TRUE, -1),
                                 TSTrajectoryRewindSetRecomputeWarning(tj, -1),
-                                TSTrajectoryRewindSetRecomputeWarning(tj, PETSC_INFINITY)};
+                                TSTrajectoryRewindSetRecomputeWarning(tj, PETSC_INFINITY),
+                                TSTrajectoryRewindSetCompress(tj, "lz9", 0),
+                                TSTrajectoryRewindSetCompress(tj, "zfp", -1),
+                                TSTrajectoryRewindSetCompress(tj, "zstd", 1e-6)};
   PetscCall(PetscPopErrorHandler());
   for (const PetscErrorCode e : bad) {
     if (!e) ok = PETSC_FALSE;

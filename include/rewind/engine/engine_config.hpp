@@ -37,7 +37,9 @@ struct ResumeConfig {
 
 /// How to run: the recording's schedule and budget, and the stores'.
 struct EngineConfig : RecordingConfig {
-  storage::StoreConfig store;       ///< communicator, directory, keep_files, label, async_io
+  /// Communicator, directory, keep_files, label, async_io; `codec` compresses the RAM
+  /// checkpoints (rewind/storage/codec.hpp; disk checkpoints are not compressed yet).
+  storage::StoreConfig store;
   std::string ram_store = "ram";    ///< store for RAM checkpoints
   std::string disk_store = "hdf5";  ///< store for disk checkpoints
   ResumeConfig resume;              ///< runs that survive a kill

@@ -113,6 +113,8 @@ struct Plan {
   /// The forward steps the replay ran (the first sweep's and every recomputation), when the
   /// step count is known.
   std::optional<std::int64_t> forward_steps;
+  /// Most disk checkpoints the schedule holds at once, when it was replayed (n known).
+  std::optional<std::int64_t> disk_peak;
   /// RAM slots as the budget gives them: for restart checkpoints, and for schedules that store
   /// pullback data (fewer when pullback data is larger, or none when it is not allowed).
   std::int64_t restart_slots = 0;

@@ -21,9 +21,11 @@ namespace rwd::engine {
 
 /// What the stores are and how much they may hold over every recording at once.
 struct StoresConfig {
-  storage::StoreConfig store;       ///< communicator, directory, keep_files, label, async_io
-  std::string ram_store = "ram";    ///< a registered store name
-  std::string disk_store = "hdf5";  ///< a registered store name
+  /// Communicator, directory, keep_files, label, async_io; `codec` compresses the RAM
+  /// checkpoints (rewind/storage/codec.hpp; disk checkpoints are not compressed yet).
+  storage::StoreConfig store;
+  std::string ram_store = "ram";             ///< a registered store name
+  std::string disk_store = "hdf5";           ///< a registered store name
   std::int64_t ram = schedule::kUnlimited;   ///< RAM checkpoints held at once
   double ram_bytes = 0.0;                    ///< > 0: RAM bytes held at once (this rank)
   std::int64_t disk = schedule::kUnlimited;  ///< disk checkpoints held at once

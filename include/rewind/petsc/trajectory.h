@@ -83,6 +83,10 @@ PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, Petsc
    more than `multiple` times the steps it reverses, naming the RAM budget that would not (default
    10; 0: never warn). */
 PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal multiple);
+/* -ts_trajectory_rewind_compress and -ts_trajectory_rewind_compress_tolerance: RAM checkpoints
+   compressed by a codec ("none", "zstd", "blosc", "zfp" with an absolute tolerance > 0;
+   docs/petsc.md). An unknown codec or a bad tolerance is an error naming the option. */
+PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory, const char codec[], PetscReal tolerance);
 
 /* A function told of every step of every rewind run in the process, on every rank: sweep is
    "forward" when the first sweep reached step `step` (before the trajectory stores anything of

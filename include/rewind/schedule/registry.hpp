@@ -42,6 +42,7 @@ struct PricedSchedule {
   bool stores_pullback = false;    ///< it keeps pullback data outside the working state
   std::int64_t forward_steps = 0;  ///< every forward step the replay ran, recomputations included
   std::int64_t ram_peak = 0;       ///< most RAM checkpoints live at once in the replay
+  std::int64_t disk_peak = 0;      ///< most disk checkpoints live at once in the replay
 };
 
 /// Name -> factory table. The built-in schedules are registered on first use.
