@@ -200,6 +200,10 @@ int run(const Options& o) {
   }
   const std::optional<double> lower = schedule->lower_bound();
   const auto& p = o.params;
+  // Where a two-level schedule of intervals put its disk checkpoints: every `period` steps, or
+  // (disk-mixed, period 0) by the recursion.
+  const bool intervals = chosen == "disk-mixed" || chosen == "disk-revolve";
+  const std::int64_t period = schedule->period();
   const std::string disk = p.disk == rs::kUnlimited ? "inf" : std::to_string(p.disk);
   if (o.json) {
     std::cout << "{\"schedule\": " << json_string(chosen)
@@ -214,6 +218,7 @@ int run(const Options& o) {
               << ", \"disk_reads\": " << r.disk.reads << ", \"peak_ram\": " << r.ram.peak
               << ", \"peak_disk\": " << r.disk.peak << ", \"cost\": " << number(r.cost);
     if (lower) std::cout << ", \"lower_bound\": " << number(*lower);
+    if (intervals) std::cout << ", \"disk_period\": " << period;
     if (o.online) std::cout << ", \"online\": true";
     std::cout << ", \"actions\": " << r.actions << ", \"plan_seconds\": " << number(seconds)
               << "}\n";
@@ -234,6 +239,16 @@ int run(const Options& o) {
   std::printf("  disk checkpoints  %lld written, %lld read, peak %lld live\n",
               static_cast<long long>(r.disk.writes), static_cast<long long>(r.disk.reads),
               static_cast<long long>(r.disk.peak));
+  if (intervals && period == 0) {
+    std::printf("  disk placement    by H-Revolve's recursion (slots used again)\n");
+  } else if (intervals && period < p.steps) {
+    std::printf("  disk placement    periodic, every %lld steps%s\n",
+                static_cast<long long>(period),
+                chosen == "disk-mixed" && o.params.period == 0
+                    ? " (the run is too long for the recursion's table, or the table was cut "
+                      "short and periodic is cheaper)"
+                    : "");
+  }
   std::printf("  weighted cost     %g (forward steps + wd*writes + rd*reads)\n", r.cost);
   if (lower) {
     std::printf(

@@ -232,6 +232,28 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
   PetscFunctionReturn(0);
 }
 
+// -ts_trajectory_rewind_compress and its tolerance, read as text (-help then shows 0, not 0.).
+PetscErrorCode read_compress_options(const Options& o, Texts& t,
+                                     detail::OptionItems PetscOptionsObject) {
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(t.compress, o.compress.c_str(), sizeof t.compress));
+  std::string codecs;
+  for (const auto& c : storage::codec_list()) codecs += (codecs.empty() ? "" : ", ") + c.name;
+  const std::string compress_help =
+      "Compress RAM checkpoints: " + codecs + " (zstd and blosc are lossless)";
+  PetscCall(PetscOptionsString("-ts_trajectory_rewind_compress", compress_help.c_str(),
+                               "TSTrajectoryRewindSetCompress", t.compress, t.compress,
+                               sizeof t.compress, &t.compress_set));
+  std::snprintf(t.compress_tolerance, sizeof t.compress_tolerance, "%g",
+                (double)o.compress_tolerance);
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_compress_tolerance",
+      "zfp: the largest absolute error of a restored value (lossy codecs only)",
+      "TSTrajectoryRewindSetCompress", t.compress_tolerance, t.compress_tolerance,
+      sizeof t.compress_tolerance, &t.compress_tolerance_set));
+  PetscFunctionReturn(0);
+}
+
 }  // namespace
 
 PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
@@ -322,21 +344,7 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       "Let a TSSolve continue a run whose earlier solves are not held whole: their steps are run "
       "again in the adjoint, right only if the program changes nothing between its TSSolve calls",
       "TSTrajectoryRewindSetRecomputeSolves", o.recompute_solves, &o.recompute_solves, NULL));
-  PetscCall(PetscStrncpy(t.compress, o.compress.c_str(), sizeof t.compress));
-  std::string codecs;
-  for (const auto& c : storage::codec_list()) codecs += (codecs.empty() ? "" : ", ") + c.name;
-  const std::string compress_help =
-      "Compress RAM checkpoints: " + codecs + " (zstd and blosc are lossless)";
-  PetscCall(PetscOptionsString("-ts_trajectory_rewind_compress", compress_help.c_str(),
-                               "TSTrajectoryRewindSetCompress", t.compress, t.compress,
-                               sizeof t.compress, &t.compress_set));
-  std::snprintf(t.compress_tolerance, sizeof t.compress_tolerance, "%g",
-                (double)o.compress_tolerance);
-  PetscCall(PetscOptionsString(
-      "-ts_trajectory_rewind_compress_tolerance",
-      "zfp: the largest absolute error of a restored value (lossy codecs only)",
-      "TSTrajectoryRewindSetCompress", t.compress_tolerance, t.compress_tolerance,
-      sizeof t.compress_tolerance, &t.compress_tolerance_set));
+  PetscCall(read_compress_options(o, t, PetscOptionsObject));
   PetscOptionsHeadEnd();
   PetscCall(check_options(o, t, comm));
   PetscFunctionReturn(0);

@@ -32,8 +32,8 @@ PetscErrorCode view_other_costs(PetscViewer viewer, const RunReport& r) {
   if (!r.costs_measured) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "    (costs given: -ts_trajectory_rewind_write_cost auto and "
-        "-ts_trajectory_rewind_read_cost auto, the defaults, measure them)\n"));
+        "    (costs given; -ts_trajectory_rewind_write_cost auto and "
+        "-ts_trajectory_rewind_read_cost auto, the defaults, would measure them)\n"));
     PetscFunctionReturn(0);
   }
   const double wd = r.plan.params.write_cost, rd = r.plan.params.read_cost;
