@@ -146,17 +146,25 @@ struct Texts {
   PetscBool staged_set = PETSC_FALSE, ram_bytes_set = PETSC_FALSE;
 };
 
+// A number given as text: "<name> must be a number (<meaning>), got '<text>'" otherwise.
+PetscErrorCode parse_number(MPI_Comm comm, const char* name, const char* text, const char* meaning,
+                            PetscReal& out) {
+  double v = 0;
+  PetscFunctionBegin;
+  PetscCheck(is_number(text, &v), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "%s must be a number (%s), got '%s'", name, meaning, text);
+  out = v;
+  PetscFunctionReturn(0);
+}
+
 // -ts_trajectory_rewind_compress and its tolerance, checked as the store checks a codec.
 PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
   PetscFunctionBegin;
   if (t.compress_set) o.compress = t.compress;
   if (t.compress_tolerance_set) {
-    double v = 0;
-    PetscCheck(is_number(t.compress_tolerance, &v), comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "-ts_trajectory_rewind_compress_tolerance must be a number (the largest absolute "
-               "error of a restored value, for zfp), got '%s'",
-               t.compress_tolerance);
-    o.compress_tolerance = v;
+    PetscCall(parse_number(comm, "-ts_trajectory_rewind_compress_tolerance", t.compress_tolerance,
+                           "the largest absolute error of a restored value, for zfp",
+                           o.compress_tolerance));
   }
   try {
     storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance), 0},
@@ -214,12 +222,8 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
     o.recompute_warning = v;
   }
   if (t.tolerance_set) {  // its range is checked when the run plans (with -..._verify)
-    double v = 0;
-    PetscCheck(is_number(t.tolerance, &v), comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "-ts_trajectory_rewind_verify_tolerance must be a number (relative to a state's "
-               "norm; 0: the same bits), got '%s'",
-               t.tolerance);
-    o.verify_tolerance = v;
+    PetscCall(parse_number(comm, "-ts_trajectory_rewind_verify_tolerance", t.tolerance,
+                           "relative to a state's norm; 0: the same bits", o.verify_tolerance));
   }
   PetscCall(check_compress(o, t, comm));
   PetscCheck(o.steps >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
