@@ -7,7 +7,6 @@
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
-#include "rewind/storage/codec.hpp"
 
 namespace rwd::engine::detail {
 
@@ -42,14 +41,6 @@ RecordingState::RecordingState(Stepper& s, std::shared_ptr<Stores> st, const Rec
   prefetch_at_start = stores->prefetch_stats();
   check = detail::ReplayCheck(comm::comm_rank(stores->comm()), config.verify_tolerance,
                               config.names.verify_tolerance);
-  if (const storage::CodecSpec& codec = stores->config().store.codec; codec.name != "none") {
-    for (const storage::CodecInfo& info : storage::codec_list()) {
-      if (info.name == codec.name && !info.lossless) {
-        check.set_lossy_restores("RAM checkpoints are compressed by '" + codec.name +
-                                 "', a lossy codec, which");
-      }
-    }
-  }
   remember(0);
 }
 

@@ -207,12 +207,7 @@ void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
       std::snprintf(text, sizeof text, " (%.6e), more than the tolerance %.6e (", size, tolerance_);
       what += text + tolerance_name_ + ")";
     }
-    if (!lossy_.empty()) {
-      what += ": " + lossy_ +
-              " restores states within its tolerance, not bit for bit, and the replay check "
-              "compares the recomputed states with the first sweep's bits. Compressing with a "
-              "lossy codec is not supported yet: use a lossless one (zstd or blosc)";
-    } else if (size < 1e-10 || ulps >= 0) {
+    if (size < 1e-10 || ulps >= 0) {
       // Round-off: the model is the same, the arithmetic is not.
       what +=
           ": round-off, but the gradient would differ from store-all's by about as much. "

@@ -45,9 +45,6 @@ class ReplayCheck {
   /// the forward run's bits. `tolerance_name`: the setting that sets it, for messages.
   explicit ReplayCheck(int rank = 0, double tolerance = 0.0, std::string tolerance_name = {})
       : rank_(rank), tolerance_(tolerance), tolerance_name_(std::move(tolerance_name)) {}
-  /// Restores are lossy (a lossy codec compresses the checkpoints, described by `what`): a
-  /// mismatch then says so instead of guessing at the program's causes.
-  void set_lossy_restores(std::string what) { lossy_ = std::move(what); }
   /// The first sweep reached x_step with `fields` (every state field). Rank-local.
   void remember(Step step, const std::vector<Field>& fields);
   /// A recomputation reached x_step again; the first difference beyond the tolerance found is
@@ -84,7 +81,6 @@ class ReplayCheck {
   int rank_ = 0;
   double tolerance_ = 0.0;
   std::string tolerance_name_;
-  std::string lossy_;
   std::int64_t bytes_ = 0;
   double seconds_ = 0.0;
   std::int64_t tolerated_ = 0;

@@ -166,6 +166,12 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
                            "the largest absolute error of a restored value, for zfp",
                            o.compress_tolerance));
   }
+  for (const storage::CodecInfo& info : storage::codec_list()) {
+    PetscCheck(info.name != o.compress || info.lossless, comm, PETSC_ERR_SUP,
+               "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "
+               "lossily is not supported yet; use a lossless one (zstd or blosc)",
+               o.compress.c_str());
+  }
   try {
     storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance), 0},
                          "-ts_trajectory_rewind_compress");
@@ -243,8 +249,9 @@ PetscErrorCode read_compress_options(const Options& o, Texts& t,
   PetscCall(PetscStrncpy(t.compress, o.compress.c_str(), sizeof t.compress));
   std::string codecs;
   for (const auto& c : storage::codec_list()) codecs += (codecs.empty() ? "" : ", ") + c.name;
-  const std::string compress_help =
-      "Compress RAM checkpoints: " + codecs + " (zstd and blosc are lossless)";
+  const std::string compress_help = "Compress RAM checkpoints: " + codecs +
+                                    " (zstd and blosc, the lossless ones; lossy ones are "
+                                    "not supported yet)";
   PetscCall(PetscOptionsString("-ts_trajectory_rewind_compress", compress_help.c_str(),
                                "TSTrajectoryRewindSetCompress", t.compress, t.compress,
                                sizeof t.compress, &t.compress_set));

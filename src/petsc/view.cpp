@@ -177,9 +177,9 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
     // last stages by moving RAM checkpoints to the disk.
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "    (%lld of the disk checkpoints are RAM checkpoints moved there when the first sweep "
-        "ended, to keep its final state and last stages for a TSSolve that may continue the "
-        "run; the plan itself puts at most %lld there)\n",
+        "    (%lld of the disk checkpoints were put there when the first sweep ended, RAM "
+        "checkpoints moved to make room for its final state and last stages, kept for a TSSolve "
+        "that may continue the run; the plan itself puts at most %lld there)\n",
         (long long)(s.disk.peak - *r.plan.disk_peak), (long long)*r.plan.disk_peak));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "    bytes written: RAM %s, disk %s (this rank)\n",

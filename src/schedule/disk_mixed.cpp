@@ -115,8 +115,13 @@ Placement place(const ScheduleParams& p, const detail::MixedTable& table) {
       std::make_shared<const detail::DiskTree>(m, p.disk, p.write_cost, p.read_cost, kTreeWork);
   Placement periodic;
   if (!tree->exact() || !tree->built()) {  // cut short, or no disk slot: nothing to recurse on
-    periodic.period = best_period(p, m);
-    periodic.cost = cost_with(m, n, periodic.period, p.write_cost, p.read_cost);
+    try {
+      periodic.period = best_period(p, m);
+      periodic.cost = cost_with(m, n, periodic.period, p.write_cost, p.read_cost);
+    } catch (const Error& e) {
+      // No period fits: a table cut short is still a schedule within the disk slots.
+      if (e.code() != ErrorCode::InvalidArgument || !tree->built()) throw;
+    }
   }
   if (!tree->built() || periodic.cost < tree->cost()) return periodic;
   require(tree->cost() < kInf,

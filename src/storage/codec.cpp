@@ -202,6 +202,9 @@ BlockHeader read_block_header(std::span<const std::byte> block) {
   out.values = get<std::uint64_t>(h + 8);
   out.payload_bytes = get<std::uint64_t>(h + 16);
   out.checksum = get<std::uint64_t>(h + 24);
+  if (out.values > (std::uint64_t{1} << 60)) {
+    throw corrupt("a count of " + std::to_string(out.values) + " values");
+  }
   out.tolerance = get<double>(h + 32);
   out.precision = static_cast<int>(get<std::uint32_t>(h + 40));
   if (out.payload_bytes > block.size() - kBlockHeaderBytes) {
@@ -217,15 +220,15 @@ BlockHeader read_block_header(std::span<const std::byte> block) {
 
 void decode_block(std::span<const std::byte> block, std::span<double> values) {
   const BlockHeader h = read_block_header(block);
+  const std::span<const std::byte> payload = block.subspan(kBlockHeaderBytes, h.payload_bytes);
+  const std::uint64_t sum = checksum_of(block.data(), payload);
+  clear_upper_vector_state();
+  if (sum != h.checksum) throw corrupt("the block fails its checksum (" + h.codec + ")");
   if (h.values != values.size()) {
     throw Error(ErrorCode::InvalidArgument, "checkpoint block: holds " + std::to_string(h.values) +
                                                 " values, asked for " +
                                                 std::to_string(values.size()));
   }
-  const std::span<const std::byte> payload = block.subspan(kBlockHeaderBytes, h.payload_bytes);
-  const std::uint64_t sum = checksum_of(block.data(), payload);
-  clear_upper_vector_state();
-  if (sum != h.checksum) throw corrupt("the block fails its checksum (" + h.codec + ")");
   if (h.raw || h.codec == "none") {
     if (!payload.empty()) std::memcpy(values.data(), payload.data(), payload.size());
     return;

@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
                                 TSTrajectoryRewindSetRecomputeWarning(tj, PETSC_INFINITY),
                                 TSTrajectoryRewindSetCompress(tj, "lz9", 0),
                                 TSTrajectoryRewindSetCompress(tj, "zfp", -1),
+                                TSTrajectoryRewindSetCompress(tj, "zfp", 1e-6),
                                 TSTrajectoryRewindSetCompress(tj, "zstd", 1e-6)};
   PetscCall(PetscPopErrorHandler());
   for (const PetscErrorCode e : bad) {

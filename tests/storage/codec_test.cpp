@@ -71,7 +71,7 @@ std::vector<double> round_trip(const CodecSpec& spec, const std::vector<double>&
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), 8 * a.size()) == 0;
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), 8 * a.size()) == 0);
 }
 
 TEST(Codec, LosslessCodecsGiveEveryBitBack) {
@@ -147,8 +147,7 @@ TEST(Codec, ADamagedBlockIsAnErrorNeverWrongValues) {
         decode_block(bad, back);
         ADD_FAILURE() << spec.name << ": byte " << at << " damaged, decoded anyway";
       } catch (const Error& e) {
-        EXPECT_TRUE(e.code() == ErrorCode::Corrupt || e.code() == ErrorCode::InvalidArgument)
-            << e.what();
+        EXPECT_EQ(e.code(), ErrorCode::Corrupt) << e.what();
       }
     }
     std::vector<double> back(v.size());

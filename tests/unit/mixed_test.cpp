@@ -240,6 +240,14 @@ TEST(DiskMixed, LongRunsPlanWithinTheWorkLimit) {
   EXPECT_LT(whole.cost(), cut.cost());
   EXPECT_EQ(cut.root_free_disk(), 1);
   EXPECT_FALSE(detail::DiskTree(m, 30, 1, 1, 100).built());
+  // Cut short where no periodic placement fits (no RAM: a disk slot a step): the table's
+  // schedule, not an error (a review found it refused, with more disk slots than a run it took).
+  EXPECT_NO_THROW(make_schedule("disk-mixed", two_level_budget(8000, 0, 1, 1, 1)));
+  const auto cut_no_period = two_level_budget(8000, 0, 2, 1, 1);
+  EXPECT_THROW(disk_mixed_period(cut_no_period), Error);
+  double planned = 0;
+  EXPECT_NO_THROW(planned = disk_mixed_planned_cost(cut_no_period));
+  EXPECT_LT(planned, std::numeric_limits<double>::infinity());
 }
 
 // Pricing, creating and replaying a schedule ask for the same table; it is built once and

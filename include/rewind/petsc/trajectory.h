@@ -84,8 +84,9 @@ PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, Petsc
    10; 0: never warn). */
 PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal multiple);
 /* -ts_trajectory_rewind_compress and -ts_trajectory_rewind_compress_tolerance: RAM checkpoints
-   compressed by a codec ("none", "zstd", "blosc", "zfp" with an absolute tolerance > 0;
-   docs/petsc.md). An unknown codec or a bad tolerance is an error naming the option. */
+   compressed by a lossless codec ("none", "zstd", "blosc"; docs/petsc.md); the tolerance is for
+   lossy codecs, which are refused until they are supported. An unknown codec, a lossy one or a
+   bad tolerance is an error naming the setter. */
 PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory, const char codec[], PetscReal tolerance);
 
 /* A function told of every step of every rewind run in the process, on every rank: sweep is

@@ -9,7 +9,8 @@
 /// header are an error, never decoded into a wrong state.
 ///
 /// Lossless codecs (`zstd`, `blosc`) give every bit back; `zfp` (fixed accuracy) gives values
-/// within an absolute tolerance of the originals, `zfp-precision` keeps a number of bits of each
+/// within an absolute tolerance of the originals (one above zfp's precision limit, about
+/// |value| * 2^-60), `zfp-precision` keeps a number of bits of each
 /// value's block. Every call clears the calling thread's upper vector state before it returns
 /// (rewind/vector_state.hpp): the codecs' libraries run AVX2 code.
 ///
