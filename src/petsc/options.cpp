@@ -166,12 +166,10 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
                            "the largest absolute error of a restored value, for zfp",
                            o.compress_tolerance));
   }
-  for (const storage::CodecInfo& info : storage::codec_list()) {
-    PetscCheck(info.name != o.compress || info.lossless, comm, PETSC_ERR_SUP,
-               "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "
-               "lossily is not supported yet; use a lossless one (zstd or blosc)",
-               o.compress.c_str());
-  }
+  PetscCheck(!storage::codec_is_lossy(o.compress), comm, PETSC_ERR_SUP,
+             "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "
+             "lossily is not supported yet; use a lossless one (zstd or blosc)",
+             o.compress.c_str());
   try {
     storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance), 0},
                          "-ts_trajectory_rewind_compress");

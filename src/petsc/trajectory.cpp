@@ -322,12 +322,11 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[]
   } catch (const rwd::Error& e) {
     SETERRQ(PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
   }
-  for (const rwd::storage::CodecInfo& info : rwd::storage::codec_list()) {
-    PetscCheck(info.name != codec || info.lossless, PetscObjectComm((PetscObject)tj), PETSC_ERR_SUP,
-               "TSTrajectoryRewindSetCompress: '%s' is a lossy codec, and compressing checkpoints "
-               "lossily is not supported yet; use a lossless one (zstd or blosc)",
-               codec);
-  }
+  PetscCheck(!rwd::storage::codec_is_lossy(codec ? codec : ""), PetscObjectComm((PetscObject)tj),
+             PETSC_ERR_SUP,
+             "TSTrajectoryRewindSetCompress: '%s' is a lossy codec, and compressing checkpoints "
+             "lossily is not supported yet; use a lossless one (zstd or blosc)",
+             codec);
   options(tj).compress = codec;
   options(tj).compress_tolerance = tolerance;
   PetscFunctionReturn(0);

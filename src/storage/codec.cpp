@@ -117,6 +117,11 @@ const std::vector<CodecInfo>& codec_list() {
   return list;
 }
 
+bool codec_is_lossy(std::string_view name) {
+  const Entry* e = by_name(name);
+  return e != nullptr && !e->info.lossless;
+}
+
 void check_codec(const CodecSpec& spec, const std::string& option) {
   const Entry* e = by_name(spec.name);
   if (e == nullptr) {

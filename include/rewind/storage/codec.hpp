@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rwd::storage {
@@ -42,6 +43,10 @@ struct CodecInfo {
 
 /// The registered codecs: none, zstd, blosc, zfp, zfp-precision.
 const std::vector<CodecInfo>& codec_list();
+
+/// Whether `name` is a registered lossy codec (false for a lossless or an unknown one): what the
+/// layers above ask before refusing a lossy codec, which they do not support yet.
+bool codec_is_lossy(std::string_view name);
 
 /// Throws Error(InvalidArgument) naming `option`: an unknown codec (the message lists the
 /// names), a tolerance that is negative or not finite, zfp without a tolerance > 0,
