@@ -7,7 +7,7 @@ rewind built against it, e.g. BUILD_DIR=build-petsc-3.25.4-cams).
                   --methods cn,rk4 --budgets 5,10,20 --disk 20,100 --reps 3] --json F
 
 For each method (ex5adj with CN, and with explicit RK4: -implicitform 0 -ts_type rk
--ts_rk_type 4) it runs PETSc's store-all `memory`, `memory` + CAMS and rewind (auto) under each
+-ts_rk_type 4; also beuler and rk3bs, first-same-as-last) it runs PETSc's store-all `memory`, `memory` + CAMS and rewind (auto) under each
 budget, interleaved (each repetition runs every configuration once, in an order rotated from
 one repetition to the next), each rank under rank_probe.py. It prints per configuration the
 TSStep calls (forward steps, recomputations included, from -log_view), the median wall time,
@@ -33,6 +33,7 @@ from petsc_bench import Config, event, load_average, med, run_one  # noqa: E402
 
 MiB = 1024.0 * 1024.0
 METHODS = {"cn": ["-ts_type", "cn"],
+           "rk3bs": ["-implicitform", "0", "-ts_type", "rk", "-ts_rk_type", "3bs"],
            "beuler": ["-ts_type", "beuler"],
            "rk4": ["-implicitform", "0", "-ts_type", "rk", "-ts_rk_type", "4"]}
 

@@ -159,8 +159,9 @@ bool two_sizes(const CheckpointSizes& s) {
   return s.restart > 0 && s.pullback > 0 && (s.restart != s.pullback || s.pullback_holds_next);
 }
 
-std::int64_t any_slot_bytes(const CheckpointSizes& sizes) {
-  const std::int64_t with_state = sizes.pullback + (sizes.pullback_holds_next ? 0 : sizes.restart);
+std::int64_t any_slot_bytes(const CheckpointSizes& sizes, bool counts_state) {
+  const std::int64_t with_state =
+      sizes.pullback + (sizes.pullback_holds_next && !counts_state ? 0 : sizes.restart);
   return std::max(sizes.restart, with_state);
 }
 
@@ -184,7 +185,8 @@ std::string step_count_advice(const SettingNames& names) {
 
 // The bytes one RAM slot of the budget stands for when planning with checkpoint sizes.
 static std::int64_t slot_bytes_of(const RecordingConfig& config, const CheckpointSizes& sizes) {
-  return config.slot_size == SlotSize::Any ? any_slot_bytes(sizes) : sizes.restart;
+  return config.slot_size == SlotSize::Any ? any_slot_bytes(sizes, config.slot_counts_state)
+                                           : sizes.restart;
 }
 
 // A RAM slot count at least this large stands for no slot budget (a byte budget alone decides).
@@ -197,7 +199,7 @@ constexpr std::int64_t kHugeSlots = std::int64_t{1} << 40;
 static bool restart_only_fill(const RecordingConfig& config, const CheckpointSizes& sizes,
                               std::int64_t ram) {
   return config.slot_size == SlotSize::Any && two_sizes(sizes) && ram > 0 && ram < kHugeSlots &&
-         any_slot_bytes(sizes) > sizes.restart;
+         any_slot_bytes(sizes, config.slot_counts_state) > sizes.restart;
 }
 
 // The budget (`ram` slots, and the byte budget) in units, for schedules that know checkpoint
@@ -253,8 +255,9 @@ static std::pair<std::int64_t, std::optional<std::int64_t>> budget_slots(
     const RecordingConfig& config, const CheckpointSizes& sizes, std::int64_t ram, bool fill) {
   std::int64_t restart_slots = ram;
   if (fill) {
-    restart_slots = slots_for(static_cast<double>(ram) * static_cast<double>(any_slot_bytes(sizes)),
-                              sizes.restart);
+    restart_slots =
+        slots_for(static_cast<double>(ram) * static_cast<double>(slot_bytes_of(config, sizes)),
+                  sizes.restart);
   }
   const std::int64_t largest = std::max(sizes.restart, sizes.pullback);
   std::optional<std::int64_t> pullback_slots;
@@ -355,7 +358,7 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
                                                  : sizes.restart);
     // Restart states filling the bytes of slots that stand for more: claims count those slots.
     if (fill && !plan.stores_pullback) {
-      plan.slot_bytes = any_slot_bytes(sizes);
+      plan.slot_bytes = slot_bytes_of(config, sizes);
     }
   }
   plan.sizes = sizes;

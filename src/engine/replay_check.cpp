@@ -226,7 +226,7 @@ void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
           "between solves, a hybrid mode) or a right-hand side that is not deterministic "
           "(threads, random numbers, uninitialised memory)";
     }
-    mismatch_.emplace(ErrorCode::InvalidArgument, what);
+    mismatch_.emplace(ErrorCode::InvalidArgument, what + note_);
     return;
   }
 }

@@ -42,9 +42,14 @@ class ReplayCheck {
  public:
   /// `rank`: this rank on the recording's communicator, for messages. `tolerance` > 0 accepts a
   /// recomputed field that differs by at most that much (relative_difference()); 0 asks for
-  /// the forward run's bits. `tolerance_name`: the setting that sets it, for messages.
-  explicit ReplayCheck(int rank = 0, double tolerance = 0.0, std::string tolerance_name = {})
-      : rank_(rank), tolerance_(tolerance), tolerance_name_(std::move(tolerance_name)) {}
+  /// the forward run's bits. `tolerance_name`: the setting that sets it, for messages. `note`:
+  /// appended to an error (RecordingConfig::verify_note).
+  explicit ReplayCheck(int rank = 0, double tolerance = 0.0, std::string tolerance_name = {},
+                       std::string note = {})
+      : rank_(rank),
+        tolerance_(tolerance),
+        tolerance_name_(std::move(tolerance_name)),
+        note_(std::move(note)) {}
   /// The first sweep reached x_step with `fields` (every state field). Rank-local.
   void remember(Step step, const std::vector<Field>& fields);
   /// A recomputation reached x_step again; the first difference beyond the tolerance found is
@@ -81,6 +86,7 @@ class ReplayCheck {
   int rank_ = 0;
   double tolerance_ = 0.0;
   std::string tolerance_name_;
+  std::string note_;
   std::int64_t bytes_ = 0;
   double seconds_ = 0.0;
   std::int64_t tolerated_ = 0;

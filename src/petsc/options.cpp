@@ -78,6 +78,7 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_resume_interval",
                                       "-ts_trajectory_rewind_recompute_warning",
                                       "-ts_trajectory_rewind_recompute_solves",
+                                      "-ts_trajectory_rewind_fsal_restart",
                                       "-ts_trajectory_rewind_compress",
                                       "-ts_trajectory_rewind_compress_tolerance"};
   PetscOptions options = nullptr;
@@ -353,6 +354,12 @@ PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, 
       "Let a TSSolve continue a run whose earlier solves are not held whole: their steps are run "
       "again in the adjoint, right only if the program changes nothing between its TSSolve calls",
       "TSTrajectoryRewindSetRecomputeSolves", o.recompute_solves, &o.recompute_solves, NULL));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_fsal_restart",
+      "A first-same-as-last RK method restarts the step after a restore, as PETSc's memory "
+      "trajectory does (with the replay check); 0: keep its last stage with each restart "
+      "checkpoint and rebuild the reused derivative exactly",
+      "", o.fsal_restart, &o.fsal_restart, NULL));
   PetscCall(read_compress_options(o, t, PetscOptionsObject));
   PetscOptionsHeadEnd();
   PetscCall(check_options(o, t, comm));

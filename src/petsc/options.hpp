@@ -35,10 +35,16 @@ struct Options {
   /// in the adjoint, which is right only if the program changes nothing between its TSSolve
   /// calls (the replay check stops a run whose recomputation differs).
   PetscBool recompute_solves = PETSC_FALSE;
+  /// A first-same-as-last RK method restarts the step after a restore (its reused stage
+  /// derivative evaluated at the restored solution, as PETSc's `memory` does) instead of keeping
+  /// the last stage with each restart checkpoint and rebuilding it; with the replay check only.
+  PetscBool fsal_restart = PETSC_TRUE;
   /// RAM checkpoints compressed (StoreConfig::codec): a codec's name and, for zfp, its tolerance.
   std::string compress = "none";
   PetscReal compress_tolerance = 0;
 
+  /// Fsal::Restart: asked for, and the replay check on to stop a run where it is not exact.
+  bool fsal_restart_checked() const { return fsal_restart == PETSC_TRUE && verify == PETSC_TRUE; }
   bool auto_costs() const { return write_cost < 0 || read_cost < 0; }
   bool budget_given() const { return max_cps_ram >= 0 || ram_bytes > 0; }
 };

@@ -33,16 +33,6 @@ std::string with_option_names(std::string text) {
   return text;
 }
 
-bool first_same_as_last(TS ts) {
-  PetscBool is_rk = PETSC_FALSE, fsal = PETSC_FALSE;
-  REWIND_PETSC(PetscObjectTypeCompare((PetscObject)ts, TSRK, &is_rk));
-  if (is_rk) {
-    REWIND_PETSC(
-        TSRKGetTableau(ts, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &fsal));
-  }
-  return fsal == PETSC_TRUE;
-}
-
 // Whether `free` (less `extra`) still holds half of every limited level of `capacity`: a new
 // segment planned with less would recompute far more than rerunning an earlier segment costs.
 
@@ -52,7 +42,8 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
     : tj_(tj),
       ts_(ts),
       carry_(carry),
-      stepper_(std::make_unique<TsStepper>(ts, log_, first_same_as_last(ts))),
+      stepper_(std::make_unique<TsStepper>(ts, log_,
+                                           first_same_as_last(ts) ? Fsal::KeepStage : Fsal::None)),
       segments_(carry, *stepper_, log_) {
   if (!detail::adjoint_mode(tj)) {
     throw Error(ErrorCode::InvalidArgument,
@@ -81,6 +72,16 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
     }
   }
   carry_.report.finished = false;
+  carry_.report.fsal_note.clear();
+  if (stepper_->fsal() != Fsal::None && (!o.fsal_restart_checked() || o.resume)) {
+    carry_.report.fsal_note = std::string(
+                                  "each solution checkpoint keeps the last stage, and a "
+                                  "restored step rebuilds the derivative it reuses (") +
+                              (!o.fsal_restart ? "-ts_trajectory_rewind_fsal_restart 0"
+                               : !o.verify     ? "the replay check is off"
+                                               : "a resumable run") +
+                              ")";
+  }
   carry_.report.kept_file.clear();  // an earlier run's, until this one keeps its own
   log_.times.assign(1, t0);
   log_.proposed.assign(1, detail::proposed_step(ts));
@@ -98,8 +99,12 @@ SolveRun::SolveRun(TSTrajectory tj, TS ts, PetscReal t0, Carry& carry)
   note_resume_files(tj, ts, o);
   segments_.add(0);
   // Measured disk costs are in units of a step: with no step timed yet, keep x_0 aside and
-  // plan once a step has been timed (plan_when_timed()).
-  if (o.auto_costs() && o.max_cps_disk != 0 && carry_.step_seconds <= 0) {
+  // plan once a step has been timed (plan_when_timed()). A first-same-as-last method that may
+  // restart its steps after a restore plans after its first step, which shows whether its last
+  // stage is the solution bit for bit (else it keeps the last stage: Fsal::KeepStage).
+  wait_for_time_ = o.auto_costs() && o.max_cps_disk != 0 && carry_.step_seconds <= 0;
+  probe_fsal_ = stepper_->fsal() != Fsal::None && o.fsal_restart_checked();
+  if (wait_for_time_ || probe_fsal_) {
     REWIND_PETSC(VecDuplicate(detail::solution(ts), &x0_));
     REWIND_PETSC(VecCopy(detail::solution(ts), x0_));
     return;
@@ -134,6 +139,11 @@ void SolveRun::plan(Segment& segment) {
       make_run_config(tj_, ts_, options, steps,
                       {worst, from_last_run ? "mean step of the last run" : timed_step_.source});
   if (durable_) config.recording.params.disk = 0;
+  if (stepper_->fsal() == Fsal::Restart) {
+    config.recording.verify_note = fsal_restart_note();
+    // PETSc's CAMS gets stages + 1 vectors a checkpoint (TSRK is not stiffly accurate to it).
+    config.recording.slot_counts_state = true;
+  }
   segments_.plan(segment, std::move(config));
 }
 
@@ -197,10 +207,33 @@ void SolveRun::before_step() {
 
 bool SolveRun::plan_when_timed(PetscInt stepnum, double step_seconds) {
   const bool last = detail::reason(ts_) != 0;
+  if (probe_fsal_) {  // stepnum is 1: the first step's last stage and solution are in the TS
+    probe_fsal_ = false;
+    const bool here = stepper_->last_stage_is_solution();
+    int all = here ? 1 : 0;
+    REWIND_PETSC(
+        MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)ts_)));
+    // Where it is not (the solution is summed with one term more, and a vector kernel may group
+    // the terms otherwise), a restart differs in the last bits: only within a tolerance given.
+    const bool tolerated = carry_.options.verify_tolerance > 0;
+    stepper_->set_fsal(all == 1 || tolerated ? Fsal::Restart : Fsal::KeepStage);
+    carry_.report.fsal_note =
+        all == 1 ? "its last stage is the solution bit for bit (checked after the first step), "
+                   "so a solution checkpoint is the solution alone and a restored step restarts, "
+                   "as in PETSc's memory trajectory"
+        : tolerated
+            ? "its last stage differs from the solution in the last bits, and a restored step "
+              "restarts anyway, as in PETSc's memory trajectory: recomputed states are accepted "
+              "within -ts_trajectory_rewind_verify_tolerance"
+            : "its last stage differs from the solution in the last bits (checked after the "
+              "first step), so each solution checkpoint keeps it and a restored step rebuilds "
+              "the derivative it reuses exactly; -ts_trajectory_rewind_verify_tolerance (e.g. "
+              "1e-12) restarts instead, as PETSc's memory trajectory does, within it";
+  }
   // The first step pays for the solver's set-up (ex5adj: 2.4 times a later step; rewind-heat:
   // 5 times): the plan waits for the second, holding the first step's data meanwhile. With an
   // event handler it does not wait (an event at the first step ends a segment).
-  if (stepnum == 1 && !last && !detail::has_events(ts_)) {
+  if (wait_for_time_ && stepnum == 1 && !last && !detail::has_events(ts_)) {
     held_.emplace(*stepper_);
     last_set_ = stepnum;
     last_set_time_ = std::chrono::steady_clock::now();
@@ -329,7 +362,9 @@ void SolveRun::set(PetscInt stepnum, PetscReal time) {
 
 std::int64_t RunReport::ram_peak_slots() const {
   return engine::two_sizes(plan.sizes)
-             ? engine::slots_filled(stats.ram.peak_bytes, engine::any_slot_bytes(plan.sizes))
+             ? engine::slots_filled(stats.ram.peak_bytes, plan.slot_bytes > 0
+                                                              ? plan.slot_bytes
+                                                              : engine::any_slot_bytes(plan.sizes))
              : stats.ram.peak;
 }
 
@@ -405,6 +440,16 @@ bool SolveRun::finish() {
   r.stats = total_;
   r.finished = true;
   r.replayed_rejections = log_.replayed_rejections;
+  if (stepper_->restart_check() == TsStepper::RestartCheck::Same) {
+    r.fsal_note +=
+        "; the first restored step was taken both ways, restarted and rebuilt as the "
+        "forward run evaluated it: the same bits";
+  } else if (stepper_->restart_check() == TsStepper::RestartCheck::Differed) {
+    r.fsal_note +=
+        "; but the first restored step, restarted, differed from the step rebuilt as "
+        "the forward run evaluated it (a right-hand side that reads the step number?), "
+        "so every restored step was rebuilt (a zero-length TSStep each)";
+  }
   r.segments = static_cast<PetscInt>(segments_.size());
   r.events = events_seen_;
   r.thinned = segments_.thinned();
@@ -448,144 +493,6 @@ void SolveRun::abandon() {
   if (!durable_ || failed_ || durable_finished_) return;
   durable_finished_ = true;
   durable_->finish();
-}
-
-void SolveRun::start_resumable() {
-  const Options& o = carry_.options;
-  if (carry_.shared_stores) {
-    throw Error(ErrorCode::InvalidArgument,
-                "-ts_trajectory_rewind_resume: the runs of an ensemble are not resumable yet; run "
-                "without it");
-  }
-  // The step count TS will take with a fixed step; none with an adaptive one (learnt at the
-  // end: the durable states go every interval steps).
-  PetscInt n = planned_steps(ts_);
-  if (o.steps > 0 && n > 0 && o.steps != n) {
-    throw Error(ErrorCode::InvalidArgument, "-ts_trajectory_rewind_steps " +
-                                                std::to_string(o.steps) + " differs from the " +
-                                                std::to_string(n) + " steps TS will take");
-  }
-  planned_ = n;
-  RunConfig config = make_run_config(tj_, ts_, o, n, {0.0, "none"});
-  segments_.stores_for(config.stores);
-  durable_ = std::make_unique<ResumableSolve>(tj_, ts_, o, carry_.stores, *stepper_, log_, n);
-  carry_.report.resume_interval = durable_->interval();  // for a view before the run ends
-  const ResumableSolve::From from = durable_->open();
-  MPI_Comm comm = PetscObjectComm((PetscObject)ts_);
-  const PetscInt at = durable_->resumed_at();
-  switch (from) {
-    case ResumableSolve::From::Start:
-      if (at == 0) {
-        REWIND_PETSC(PetscFPrintf(comm, PETSC_STDERR,
-                                  "rewind: resuming a killed run from step 0 (it had made no "
-                                  "state past x_0 durable)\n"));
-      }
-      break;
-    case ResumableSolve::From::Forward:
-      last_set_ = at;
-      first_sweep_from_ = at;
-      REWIND_PETSC(PetscFPrintf(comm, PETSC_STDERR,
-                                "rewind: resuming a killed run's first sweep from its durable "
-                                "state at step %" PetscInt_FMT " of %s%" PetscInt_FMT
-                                " (steps %" PetscInt_FMT " to %" PetscInt_FMT
-                                " taken again first: they reached the killed run's state)\n",
-                                at, durable_->adaptive() ? "at most " : "", durable_->steps(),
-                                at - durable_->checked_steps(), at));
-      break;
-    case ResumableSolve::From::Complete:
-    case ResumableSolve::From::Reverse:
-      n = durable_->final_step();
-      // TSSolve's loop does not run: the TS holds x_n, as the killed run's TSSolve left it.
-      last_set_ = n;
-      first_sweep_from_ = n;
-      forward_ended_ = true;
-      adjoint_pending_ = from == ResumableSolve::From::Reverse;
-      detail::set_reason(ts_, n >= detail::max_steps(ts_) ? TS_CONVERGED_ITS : TS_CONVERGED_TIME);
-      REWIND_PETSC(PetscFPrintf(
-          comm, PETSC_STDERR,
-          "rewind: resuming a killed run whose first sweep was complete (%" PetscInt_FMT
-          " steps): TSSolve returns its final state%s\n",
-          n,
-          adjoint_pending_ ? ", and TSAdjointSolve goes on from its durable adjoint state" : ""));
-      return;
-  }
-  if (durable_->adaptive() || last_set_ == durable_->interval_start(n - 1)) {
-    start_segment(last_set_);
-  }
-}
-
-PetscInt SolveRun::interval_steps(PetscInt first) const {
-  // With adaptive steps, an interval of the first sweep ends where the run does: unknown.
-  if (!forward_ended_ && durable_->adaptive()) return 0;
-  return std::min(durable_->interval(), durable_->final_step() - first);
-}
-
-void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
-  if (reversed_ == 0 && detail::adjoint_max_steps(ts_) != last_set_) {
-    throw Error(ErrorCode::InvalidArgument,
-                "-ts_trajectory_rewind_resume: this TSAdjointSolve takes " +
-                    std::to_string(detail::adjoint_max_steps(ts_)) + " of the run's " +
-                    std::to_string(last_set_) +
-                    " steps (TSAdjointSetSteps); a resumable run is reversed by one "
-                    "TSAdjointSolve of every step");
-  }
-  if (!forward_ended_) {
-    segments_.end(last_set_, false);
-    forward_ended_ = true;
-  }
-  if (adjoint_pending_) {
-    // TSAdjointSolve asks for step n: it goes on from the durable adjoint state instead, its
-    // count of adjoint steps taken as if it had run them.
-    adjoint_pending_ = false;
-    adjoint_resumed_ = true;
-    const PetscInt m = durable_->load_adjoint();
-    detail::set_adjoint_steps(ts_, stepnum - m);
-    REWIND_PETSC(PetscFPrintf(PetscObjectComm((PetscObject)ts_), PETSC_STDERR,
-                              "rewind: resuming a killed run's reverse sweep from its durable "
-                              "adjoint state at step %" PetscInt_FMT "\n",
-                              m));
-    stepnum = m;
-  }
-  require(stepnum >= 1 && stepnum <= last_set_, "rewind: TSTrajectoryGet for step " +
-                                                    std::to_string(stepnum) + " of " +
-                                                    std::to_string(last_set_));
-  const PetscInt i = stepnum - 1;
-  const std::optional<std::size_t> was = prepared_;
-  complete_prepared();
-  if (was && segments_[*was].done && segments_[*was].recording) {
-    // The reverse sweep reached the interval's first step: its adjoint there is made durable.
-    Segment& s = segments_[*was];
-    s.recording.reset();
-    if (s.first > 0) durable_->adjoint_reached(s.first);
-  }
-  std::optional<std::size_t> j = segments_.find(i);
-  if (!j) {
-    // The interval holding step i is recomputed from its durable state, and must reach the
-    // first sweep's state at its end.
-    const PetscInt a = durable_->interval_start(i);
-    durable_->load_state(a);
-    Segment& fresh = segments_.add(a);
-    fresh.again = true;
-    fresh.ended = true;
-    plan(fresh);
-    Segment& s = segments_.back();
-    stepper_->set_first(a);
-    s.recording->record();
-    durable_->check(a + s.recording->steps());
-    j = segments_.size() - 1;
-  }
-  Segment& s = segments_[*j];
-  stepper_->set_first(s.first);
-  s.recording->prepare_adjoint(i - s.first);
-  prepared_local_ = i - s.first;
-  prepared_ = *j;
-  ++reversed_;
-  report_progress("adjoint", last_set_ - stepnum);
-  const auto k = static_cast<std::size_t>(stepnum);
-  const PetscReal end = log_.end_time(k);
-  detail::set_clock(ts_, {stepnum, end, log_.times[k - 1]});
-  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - end));
-  *t = end;
 }
 
 }  // namespace rwd::petsc

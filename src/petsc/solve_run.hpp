@@ -67,6 +67,7 @@ struct RunReport {
   PetscInt resume_bound = 0;      ///< with adaptive steps, the -ts_max_steps it is sized by
   PetscInt resume_steps = 0;      ///< ... and the steps the run took
   std::string codec = "none";     ///< -ts_trajectory_rewind_compress
+  std::string fsal_note;          ///< how a first-same-as-last method's reused stage comes back
   storage::StoreStats ram_store;  ///< the RAM store's own counts (compressed bytes, codec time)
 };
 
@@ -119,8 +120,9 @@ class SolveRun {
 
  private:
   void plan(Segment& segment);
-  /// set(stepnum) while planning waits for a timed step (x0_ held): holds the first step and
-  /// returns true, or plans with `step_seconds` and hands the recording the held step.
+  /// set(stepnum) while planning waits (x0_ held) for a timed step or for the first step of a
+  /// first-same-as-last method (which chooses its Fsal mode): holds the first step and returns
+  /// true, or plans with `step_seconds` and hands the recording the held step.
   bool plan_when_timed(PetscInt stepnum, double step_seconds);
   /// A new segment from the state the TS holds at step `first`.
   void start_segment(PetscInt first);
@@ -166,6 +168,8 @@ class SolveRun {
   // Planning waits for a timed step when "auto" disk costs need one; x_0 is kept, and the first
   // step's data while the second is timed.
   Vec x0_ = nullptr;
+  bool wait_for_time_ = false;  // the plan waits for a timed step (x0_ held)
+  bool probe_fsal_ = false;     // the plan waits for the first step to choose the Fsal mode
   std::optional<HeldStep> held_;
   StepTime timed_step_;
   std::chrono::steady_clock::time_point last_set_time_;

@@ -1,8 +1,9 @@
 #pragma once
 // The engine's view of a PETSc TS: the state is the solution vector (and, for a
-// first-same-as-last Runge-Kutta method, the previous step's last stage); a step's pullback
-// data is its stages plus the solution at its end (an explicit RK method's: its stages alone);
-// recomputing a step is TSStep with the attempts and the exact step size its first run used.
+// first-same-as-last Runge-Kutta method that keeps it, the previous step's last stage); a step's
+// pullback data is its stages plus the solution at its end (an explicit RK method's: its stages
+// alone); recomputing a step is TSStep with the attempts and the exact step size its first run
+// used.
 
 #include <petscts.h>
 
@@ -44,11 +45,40 @@ struct StepLog {
 /// parameter gradient) as each rank's copy side by side. `name` must outlive the field.
 engine::Field vec_field(std::string_view name, Vec v, MPI_Comm comm);
 
+/// How a first-same-as-last Runge-Kutta method gets back the stage derivative its next step
+/// reuses (f at the last stage, which PETSc keeps in the method's private data) after a restore.
+enum class Fsal {
+  None,  ///< not such a method
+  /// The last stage is the solution the step ends in (bit for bit: the replay check stops a run
+  /// where it is not), so a restart checkpoint is the solution alone, a step's stages hold the
+  /// state it ends in, and the step after a restore restarts (f evaluated at the restored
+  /// solution, as PETSc's `memory` trajectory does), or, where a TSSolve set the clock elsewhere
+  /// since, is rebuilt by a zero-length step from the solution at the time the stage had.
+  Restart,
+  /// A restart checkpoint also keeps the last stage, and a zero-length step from it rebuilds the
+  /// derivative as the forward run evaluated it (step number and time included).
+  KeepStage,
+};
+
+/// Whether `ts` runs a first-same-as-last Runge-Kutta method.
+bool first_same_as_last(TS ts);
+
+/// What a replay-check error adds for a run in Fsal::Restart mode.
+std::string fsal_restart_note();
+
 class TsStepper final : public engine::Stepper {
  public:
-  /// `fsal`: a first-same-as-last Runge-Kutta method (its restart data also holds the last stage).
-  TsStepper(TS ts, StepLog& log, bool fsal);
+  TsStepper(TS ts, StepLog& log, Fsal fsal);
   ~TsStepper() override;
+  Fsal fsal() const { return fsal_; }
+  /// Fsal::Restart: whether a restarted step was checked against a rebuilt one, and the answer.
+  enum class RestartCheck { NotRun, Same, Differed };
+  RestartCheck restart_check() const { return restart_check_; }
+  /// Before the first state or step data is taken: the mode decided after the first step.
+  void set_fsal(Fsal fsal) { fsal_ = fsal; }
+  /// After a step of a first-same-as-last method: whether its last stage is the solution it
+  /// ended in, bit for bit, on this rank (the solution is computed with one term more).
+  bool last_stage_is_solution();
   TsStepper(const TsStepper&) = delete;
   TsStepper& operator=(const TsStepper&) = delete;
 
@@ -75,10 +105,16 @@ class TsStepper final : public engine::Stepper {
   engine::Field field(const std::string& name, Vec v);
   bool stages_only() const;
   void rebuild_reused_stage(engine::Step i);
+  void restore_reused_stage(engine::Step i);
+  bool restarts(engine::Step i) const;
+  void start_step(engine::Step i);
+  void take_step(engine::Step i, const std::vector<Attempt>& attempts);
+  void check_restart(engine::Step i, const std::vector<Attempt>& attempts);
 
   TS ts_;
   StepLog& log_;
-  bool fsal_;
+  Fsal fsal_;
+  RestartCheck restart_check_ = RestartCheck::NotRun;
   PetscInt first_ = 0;
   bool restored_ = false;        // a restart checkpoint was just loaded
   std::set<std::string> names_;  // stable storage for field names

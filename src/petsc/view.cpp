@@ -81,6 +81,10 @@ PetscErrorCode view_stage_budget(PetscViewer viewer, const RunReport& r) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer, "    RAM checkpoints hold one step's stages each (budget counted in those)\n"));
   }
+  if (!r.fsal_note.empty()) {
+    PetscCall(
+        PetscViewerASCIIPrintf(viewer, "    first-same-as-last method: %s\n", r.fsal_note.c_str()));
+  }
   PetscFunctionReturn(0);
 }
 

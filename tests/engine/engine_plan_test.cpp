@@ -180,5 +180,38 @@ TEST(Engine, PlansAreRepricedAtOtherDiskCosts) {
   EXPECT_THROW(engine::replay_plan(engine::plan_recording(online, sizes), 1, 1), Error);
 }
 
+// A step's pullback data that holds the state it ends in (a first-same-as-last method's last
+// stage): a SlotSize::Any slot is worth that data alone, or, with slot_counts_state (PETSc's
+// rule for a method it does not call stiffly accurate), that data and the state: 5 slots of 4
+// one-vector stages are 20 or 25 units, and the larger budget recomputes less.
+TEST(Engine, AnySlotMayCountTheStateHeldInPullbackData) {
+  engine::CheckpointSizes sizes{800, 3200, 800};
+  sizes.pullback_holds_next = true;
+  EXPECT_EQ(engine::any_slot_bytes(sizes), 3200);
+  EXPECT_EQ(engine::any_slot_bytes(sizes, true), 4000);
+  sizes.pullback_holds_next = false;
+  EXPECT_EQ(engine::any_slot_bytes(sizes), 4000);
+  EXPECT_EQ(engine::any_slot_bytes(sizes, true), 4000);
+  sizes.pullback_holds_next = true;
+  engine::RecordingConfig c;
+  c.schedule = "mixed";
+  c.params.steps = 300;
+  c.params.ram = 5;
+  c.slot_size = engine::SlotSize::Any;
+  const engine::Plan stages = engine::plan_recording(c, sizes);
+  c.slot_counts_state = true;
+  const engine::Plan with_state = engine::plan_recording(c, sizes);
+  EXPECT_EQ(stages.params.ram_units, 20);
+  EXPECT_EQ(with_state.params.ram_units, 25);
+  EXPECT_EQ(with_state.slot_bytes, 4000);
+  ASSERT_TRUE(stages.forward_steps && with_state.forward_steps);
+  EXPECT_LT(*with_state.forward_steps, *stages.forward_steps);
+  // Restart-only schedules fill the slots' bytes with restart states: 5 x 5, not 5 x 4.
+  c.schedule = "twolevel";
+  EXPECT_EQ(engine::plan_recording(c, sizes).params.ram, 25);
+  c.slot_counts_state = false;
+  EXPECT_EQ(engine::plan_recording(c, sizes).params.ram, 20);
+}
+
 }  // namespace
 }  // namespace rwd::testing

@@ -159,10 +159,17 @@ rewind_petsc_sweep(ex20td TUTORIAL petsc_ex20td RANKS 1 ARGS -sa_method track NO
 rewind_petsc_sweep(ex23fwdadj TUTORIAL petsc_ex23fwdadj RANKS 1 ARGS -ts_type cn)
 # Optimal control of an aircraft (Tao, RK).
 # Its controls are indexed by the step number (fixed steps only: adaptive ones overrun them). RK
-# 3bs is first-same-as-last: the stage a restored step reuses is rebuilt at the step number the
-# forward run evaluated it at.
+# 3bs is first-same-as-last: a restored step that restarts evaluates the stage it reuses at its own
+# step number, the forward run at the previous one (PETSc's memory trajectory gives another
+# gradient here). rewind takes its first restored step both ways, sees them differ, and rebuilds
+# every restored step as the forward run evaluated it: store-all's bits, and the view says why.
 rewind_petsc_sweep(oc_ex1 TUTORIAL petsc_oc_ex1 RANKS 1 NO_ADAPT
                    ARGS -ts_type rk -ts_rk_type 3bs -tao_monitor -tao_max_it 3)
+rewind_petsc_tutorial_test(
+  NAME petsc.rewind.oc_ex1.np1.rk3bs.restart_differs TUTORIAL petsc_oc_ex1 RANKS 1
+  ARGS -ts_type rk -ts_rk_type 3bs -tao_monitor -tao_max_it 3 -ts_adapt_type none
+  CANDIDATE ${_rewind} -ts_trajectory_max_cps_ram 2
+  VIEW_REGEX "first-same-as-last method: its last stage is the solution bit for bit.*the first restored step, restarted, differed from the step rebuilt as the forward run evaluated it")
 # Events (a hybrid system; a fault switched on and off), RAM 5: two events make three segments.
 rewind_petsc_sweep(ex1adj TUTORIAL petsc_ex1adj RANKS 1 ARGS -tend 0.125 RAM 5 BASELINE ${_basic})
 rewind_petsc_sweep(ex3sa TUTORIAL petsc_ex3sa RANKS 1 ARGS -sa_method adj -ts_type cn -pc_type lu

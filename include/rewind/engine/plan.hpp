@@ -75,6 +75,11 @@ struct RecordingConfig {
   /// the RAM slots when params.ram is 0.
   double ram_bytes = 0.0;
   SlotSize slot_size = SlotSize::Restart;
+  /// SlotSize::Any: a slot is worth a step's pullback data and the state it ends in even where
+  /// that data holds the state (PETSc gives CAMS stages + 1 vectors a checkpoint for every
+  /// method it does not call stiffly accurate, a first-same-as-last Runge-Kutta method whose
+  /// last stage is the solution among them).
+  bool slot_counts_state = false;
   /// Schedules may keep pullback data in RAM or on disk (PETSc: not -ts_trajectory_solution_only).
   bool pullback_checkpoints = true;
   /// Online runs: a step count the run cannot pass, if known (it makes restart sets exact).
@@ -88,6 +93,8 @@ struct RecordingConfig {
   /// relative to its norm, is accepted and counted (RunStats::verify_tolerated): for programs
   /// whose recomputation cannot give the same bits. 0: the same bits, nothing less.
   double verify_tolerance = 0.0;
+  /// Appended to a replay-check error: what the front end did that could explain a difference.
+  std::string verify_note;
   /// The first sweep is a run again of one taken before (its recording was dropped to make room:
   /// an ensemble's cut tape, recorded again before its reverse): its steps reach the stepper as
   /// recomputations (StepContext::recompute), so output and accumulators are not done twice.
@@ -140,8 +147,9 @@ struct Plan {
 bool two_sizes(const CheckpointSizes& sizes);
 
 /// The bytes a SlotSize::Any slot stands for: one step's pullback data with the state it ends
-/// in (the pullback data alone when it holds that state), and at least a restart checkpoint.
-std::int64_t any_slot_bytes(const CheckpointSizes& sizes);
+/// in (the pullback data alone when it holds that state, unless `counts_state`:
+/// RecordingConfig::slot_counts_state), and at least a restart checkpoint.
+std::int64_t any_slot_bytes(const CheckpointSizes& sizes, bool counts_state = false);
 
 /// The RAM slots of `slot_bytes` each that `bytes` fill (rounded up; 0 for no bytes).
 std::int64_t slots_filled(double bytes, std::int64_t slot_bytes);
