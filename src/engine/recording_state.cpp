@@ -39,6 +39,7 @@ RecordingState::RecordingState(Stepper& s, std::shared_ptr<Stores> st, const Rec
   take_stepper();
   overlap_at_start = stores->io_overlap_seconds();
   prefetch_at_start = stores->prefetch_stats();
+  ram_at_start = stores->ram().stats();
   check = detail::ReplayCheck(comm::comm_rank(stores->comm()), config.verify_tolerance,
                               config.names.verify_tolerance, config.verify_note);
   remember(0);

@@ -88,6 +88,7 @@ struct RecordingState {
   const SteadyClock::time_point started = SteadyClock::now();
   double overlap_at_start = 0.0;
   PrefetchStats prefetch_at_start;
+  storage::StoreStats ram_at_start;  // the RAM store's counts when the recording began
 };
 
 }  // namespace rwd::engine::detail

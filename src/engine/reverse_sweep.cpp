@@ -111,6 +111,13 @@ RunStats ReverseSweep::finish() {
   const PrefetchStats p = stores->prefetch_stats();
   stats.prefetch = {p.hits - prefetch_at_start.hits, p.late - prefetch_at_start.late,
                     p.skipped - prefetch_at_start.skipped};
+  const storage::StoreStats ram = stores->ram().stats();
+  stats.ram_codec = {
+      stores->config().store.codec.name.empty() ? "none" : stores->config().store.codec.name,
+      ram.bytes_written - ram_at_start.bytes_written,
+      ram.uncompressed_bytes_written - ram_at_start.uncompressed_bytes_written,
+      ram.compress_seconds - ram_at_start.compress_seconds,
+      ram.decompress_seconds - ram_at_start.decompress_seconds};
   stats.verify_seconds = check.seconds();
   stats.verify_tolerated = check.tolerated();
   stats.verify_largest_tolerated = check.largest_tolerated();

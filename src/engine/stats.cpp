@@ -86,6 +86,11 @@ void RunStats::add(const RunStats& s) {
   verify_largest_tolerated = std::max(verify_largest_tolerated, s.verify_largest_tolerated);
   rebuilt_steps += s.rebuilt_steps;
   rerecorded_steps += s.rerecorded_steps;
+  if (ram_codec.codec == "none") ram_codec.codec = s.ram_codec.codec;
+  ram_codec.stored_bytes += s.ram_codec.stored_bytes;
+  ram_codec.uncompressed_bytes += s.ram_codec.uncompressed_bytes;
+  ram_codec.compress_seconds += s.ram_codec.compress_seconds;
+  ram_codec.decompress_seconds += s.ram_codec.decompress_seconds;
 }
 
 std::string RunStats::json() const {
@@ -108,7 +113,14 @@ std::string RunStats::json() const {
      << ", \"verify_largest_tolerated\": " << verify_largest_tolerated
      << ", \"rebuilt_steps\": " << rebuilt_steps << ", \"rerecorded_steps\": " << rerecorded_steps
      << ", \"resumed_at\": " << resumed_at
-     << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false") << "}";
+     << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false")
+     << ", \"ram_codec\": {\"codec\": \"" << ram_codec.codec
+     << "\", \"stored_bytes\": " << ram_codec.stored_bytes
+     << ", \"uncompressed_bytes\": " << ram_codec.uncompressed_bytes
+     << ", \"ratio\": " << ram_codec.ratio()
+     << ", \"compress_seconds\": " << ram_codec.compress_seconds
+     << ", \"decompress_seconds\": " << ram_codec.decompress_seconds
+     << ", \"thread\": \"caller\"}}";
   return os.str();
 }
 

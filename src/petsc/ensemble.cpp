@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@
 #include "rewind/ensemble/group_room.hpp"
 #include "rewind/error.hpp"
 #include "rewind/petsc/trajectory.h"
+#include "rewind/storage/codec.hpp"
 #include "shared_stores.hpp"
 #include "trajectory_state.hpp"
 #include "ts_tasks.hpp"
@@ -36,6 +38,7 @@ struct Settings {
   PetscBool async = PETSC_TRUE;
   PetscReal failure_wait = 30;     ///< EnsembleConfig::failure_wait_seconds
   PetscBool resume = PETSC_FALSE;  ///< EnsembleConfig::resume (enabled and resume)
+  std::string compress = "none";   ///< the groups' RAM stores' codec (StoreConfig::codec)
 };
 
 }  // namespace
@@ -85,6 +88,7 @@ void make_runner(RewindEnsemble e) {
   sc.store.async_io = e->settings.async == PETSC_TRUE;
   sc.ram = e->settings.max_cps_ram < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_ram;
   sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
+  sc.store.codec.name = e->settings.compress;
   e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,
                                                     e->output_size, e->gradient_size, sc);
   e->runner->estimates = &e->estimates;
@@ -120,12 +124,13 @@ PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens) {
 
 PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   rwd::petsc::Settings& s = e->settings;
-  char assign[32], claim[32], dir[PETSC_MAX_PATH_LEN];
+  char assign[32], claim[32], dir[PETSC_MAX_PATH_LEN], compress[64];
   PetscBool flg = PETSC_FALSE;
   PetscFunctionBegin;
   PetscCall(PetscStrncpy(assign, s.assign.c_str(), sizeof assign));
   PetscCall(PetscStrncpy(claim, s.claim.c_str(), sizeof claim));
   PetscCall(PetscStrncpy(dir, s.dirname.c_str(), sizeof dir));
+  PetscCall(PetscStrncpy(compress, s.compress.c_str(), sizeof compress));
   PetscOptionsBegin(e->comm, NULL, "rewind ensemble options (independent adjoint tasks)", NULL);
   PetscCall(PetscOptionsInt("-rewind_ensemble_group_size", "Ranks per group (divides the size)",
                             "RewindEnsembleSetFromOptions", s.group_size, &s.group_size, NULL));
@@ -155,10 +160,16 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                              "Keep a manifest in -rewind_ensemble_dirname and go on from a killed "
                              "run's (the same command again)",
                              "RewindEnsembleSetFromOptions", s.resume, &s.resume, NULL));
+  PetscCall(PetscOptionsString("-rewind_ensemble_compress",
+                               "Compress the RAM checkpoints of every group's tapes: none, zstd or "
+                               "blosc (lossless)",
+                               "RewindEnsembleSetFromOptions", compress, compress, sizeof compress,
+                               NULL));
   PetscOptionsEnd();
   s.assign = assign;
   s.claim = claim;
   s.dirname = dir;
+  s.compress = compress;
   {
     // Ranks that differ would wait in different collectives (a hang, or a crash in the
     // backward): refused on every rank by name, before any check one rank might fail alone.
@@ -172,7 +183,8 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
         {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
         {"-rewind_ensemble_async", setting_hash(s.async)},
         {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)},
-        {"-rewind_ensemble_resume", setting_hash(s.resume)}};
+        {"-rewind_ensemble_resume", setting_hash(s.resume)},
+        {"-rewind_ensemble_compress", setting_hash(s.compress)}};
     PetscCallCXX(rwd::comm::agree_settings(e->comm, settings));
   }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -180,6 +192,15 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   PetscCheck(s.max_cps_ram >= -1 && s.max_cps_disk >= -1, e->comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
              "for no limit");
+  PetscCheck(!rwd::storage::codec_is_lossy(s.compress), e->comm, PETSC_ERR_SUP,
+             "-rewind_ensemble_compress %s: a lossy codec, and compressing checkpoints lossily is "
+             "not supported yet; use a lossless one (zstd or blosc)",
+             s.compress.c_str());
+  try {
+    rwd::storage::check_codec({s.compress, 0.0, 0}, "-rewind_ensemble_compress");
+  } catch (const rwd::Error& err) {
+    SETERRQ(e->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", err.what());
+  }
   rwd::ensemble::EnsembleConfig c;
   c.group_size = static_cast<int>(s.group_size);
   c.assign = s.assign == "dynamic" ? rwd::ensemble::Assign::Dynamic : rwd::ensemble::Assign::Static;
@@ -417,6 +438,19 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
                                                  : ", claimed in task order"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  tasks per group: %s; spilled %d, cut %d\n",
                                    counts.c_str(), spilled, cut));
+  if (e->runner && e->settings.compress != "none") {
+    // This rank's group store (every rank of a group holds its own blocks).
+    const rwd::storage::StoreStats c = e->runner->stores().ram().stats();
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "  group RAM checkpoints compressed by %s (-rewind_ensemble_compress): %lld bytes stored "
+        "for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f s, on the "
+        "caller's thread\n",
+        e->settings.compress.c_str(), (long long)c.bytes_written,
+        (long long)c.uncompressed_bytes_written,
+        (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
+        c.compress_seconds, c.decompress_seconds));
+  }
   if (r.resumed_generation > 0) {
     int outputs = 0, gradients = 0;
     for (const auto& m : r.mapping) {

@@ -63,7 +63,8 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
       {"-ts_trajectory_rewind_read_cost", setting_hash(o.read_cost)},
       {"-ts_trajectory_dirname", setting_hash(dir)},
       {"-ts_trajectory_rewind_recompute_solves", setting_hash(o.recompute_solves)},
-      {"-ts_trajectory_rewind_fsal_restart", setting_hash(o.fsal_restart)}};
+      {"-ts_trajectory_rewind_fsal_restart", setting_hash(o.fsal_restart)},
+      {"-ts_trajectory_rewind_compress", setting_hash(o.compress)}};
   comm::agree_settings(ts_comm, settings);
   if (o.auto_costs()) {
     if (p.disk == 0) {

@@ -47,6 +47,15 @@ TEST(EngineCodec, LosslessRamCompressionIsBitwiseForEverySchedule) {
           EXPECT_EQ(s.ram.writes, s0.ram.writes) << what;
           EXPECT_EQ(s.ram.peak, s0.ram.peak) << what;
           EXPECT_EQ(s.disk.writes, s0.disk.writes) << what;
+          // The summaries say what the codec did: the bytes given to the store are the RAM
+          // traffic's, and what it stored is counted beside them.
+          EXPECT_EQ(s.ram_codec.codec, codec) << what;
+          EXPECT_EQ(s0.ram_codec.codec, "none") << what;
+          EXPECT_EQ(s.ram_codec.uncompressed_bytes, s.ram.bytes_written) << what;
+          EXPECT_EQ(s.ram_codec.stored_bytes > 0, s.ram.writes > 0) << what;
+          EXPECT_NE(s.json().find("\"ram_codec\": {\"codec\": \"" + std::string(codec)),
+                    std::string::npos)
+              << s.json();
           ++tried;
         }
       }

@@ -86,6 +86,10 @@ expect_refused(-ts_trajectory_rewind_resume 1 0 -ts_trajectory_max_cps_ram 3
                -ts_trajectory_max_cps_disk 8)
 expect_refused(-ts_trajectory_rewind_resume_interval 4 5 -ts_trajectory_rewind_resume
                -ts_trajectory_max_cps_ram 3 -ts_trajectory_max_cps_disk 8)
+# Settings that do not change a collective, refused all the same (the view and the bits would be
+# one rank's).
+expect_refused(-ts_trajectory_rewind_fsal_restart 0 1 -ts_trajectory_max_cps_ram 3)
+expect_refused(-ts_trajectory_rewind_compress zstd none -ts_trajectory_max_cps_ram 3)
 # The ensemble front end's options (tests/petsc/ensemble_test.cpp): these hung in the forward or
 # crashed in the backward.
 set(EXE ${ENSEMBLE_EXE})
@@ -96,6 +100,7 @@ expect_refused(-rewind_ensemble_group_size 2 3)
 expect_refused(-rewind_ensemble_max_cps_ram 5 6)
 expect_refused(-rewind_ensemble_max_cps_disk 4 - -rewind_ensemble_dirname ens-ckpt)
 expect_refused(-rewind_ensemble_async 0 1)
+expect_refused(-rewind_ensemble_compress zstd blosc)
 # The rewind-ensemble app's own options (-compare_serial on one rank hung).
 if(ENSEMBLE_APP)
   set(EXE ${ENSEMBLE_APP})

@@ -19,6 +19,20 @@ struct PrefetchStats {
 };
 
 /// Statistics of one recording, as seen by this rank. Times are wall-clock seconds.
+/// What a store's codec did during a run (StoreConfig::codec; this rank's store, so recordings
+/// that share it at the same time count each other's checkpoints too).
+struct CodecStats {
+  std::string codec = "none";
+  std::int64_t stored_bytes = 0;        ///< compressed blocks written, headers included
+  std::int64_t uncompressed_bytes = 0;  ///< what was given to the store before compression
+  double compress_seconds = 0.0;        ///< on the caller's thread (the only one that does it)
+  double decompress_seconds = 0.0;      ///< likewise, checksums included
+  /// uncompressed / stored, 1 when nothing was written.
+  double ratio() const {
+    return stored_bytes > 0 ? static_cast<double>(uncompressed_bytes) / stored_bytes : 1.0;
+  }
+};
+
 struct RunStats {
   std::string schedule;
   std::int64_t steps = 0;          ///< n (a resumed run: the first-sweep steps it took)
@@ -45,6 +59,7 @@ struct RunStats {
   /// reverse sweep; -1 for a run that started at x_0.
   std::int64_t resumed_at = -1;
   bool resumed_in_reverse = false;  ///< it went on from a durable adjoint state
+  CodecStats ram_codec;             ///< the RAM store's compression (StoreConfig::codec)
 
   std::int64_t recomputed() const { return forward_steps - steps; }
   /// Adds what another recording of the same run did (a run in segments): counts, traffic and

@@ -21,6 +21,8 @@
                                             partial sums) and go on from a killed run's: the same
                                             command again, on any multiple of g ranks
                                             (docs/ensemble.md, "Resume after a kill")
+     -rewind_ensemble_compress <codec>      compress every group's RAM checkpoints: none (the
+                                            default), zstd or blosc (lossless: the same bits)
    Each task's own budget and schedule are the usual -ts_trajectory_* options of its TS.
 
    Every function is collective on the ensemble's communicator unless it says otherwise; the
