@@ -405,7 +405,11 @@ void SolveRun::get(PetscInt stepnum, PetscReal* t) {
                                                     std::to_string(last_set_));
   const PetscInt i = stepnum - 1;
   complete_prepared();
-  const std::size_t j = segments_.of(i);
+  prepare_step(segments_.of(i), stepnum, t);
+}
+
+void SolveRun::prepare_step(std::size_t j, PetscInt stepnum, PetscReal* t) {
+  const PetscInt i = stepnum - 1;
   Segment& s = segments_[j];
   stepper_->set_first(s.first);
   s.recording->prepare_adjoint(i - s.first);

@@ -120,6 +120,9 @@ class SolveRun {
 
  private:
   void plan(Segment& segment);
+  /// get(stepnum) once segment j holds step stepnum - 1: its adjoint data into the TS, the clock
+  /// where the adjoint step starts; *t its time.
+  void prepare_step(std::size_t j, PetscInt stepnum, PetscReal* t);
   /// set(stepnum) while planning waits (x0_ held) for a timed step or for the first step of a
   /// first-same-as-last method (which chooses its Fsal mode): holds the first step and returns
   /// true, or plans with `step_seconds` and hands the recording the held step.

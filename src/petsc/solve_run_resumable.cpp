@@ -137,18 +137,7 @@ void SolveRun::get_resumable(PetscInt stepnum, PetscReal* t) {
     durable_->check(a + s.recording->steps());
     j = segments_.size() - 1;
   }
-  Segment& s = segments_[*j];
-  stepper_->set_first(s.first);
-  s.recording->prepare_adjoint(i - s.first);
-  prepared_local_ = i - s.first;
-  prepared_ = *j;
-  ++reversed_;
-  report_progress("adjoint", last_set_ - stepnum);
-  const auto k = static_cast<std::size_t>(stepnum);
-  const PetscReal end = log_.end_time(k);
-  detail::set_clock(ts_, {stepnum, end, log_.times[k - 1]});
-  REWIND_PETSC(TSSetTimeStep(ts_, log_.times[k - 1] - end));
-  *t = end;
+  prepare_step(*j, stepnum, t);
 }
 
 }  // namespace rwd::petsc
