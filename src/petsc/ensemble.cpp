@@ -81,6 +81,43 @@ PetscErrorCode ready(RewindEnsemble e, const char* call) {
   PetscFunctionReturn(0);
 }
 
+// The settings read: agreed over the ranks, then checked, each error naming its option.
+PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
+  PetscFunctionBegin;
+  {
+    // Ranks that differ would wait in different collectives (a hang, or a crash in the
+    // backward): refused on every rank by name, before any check one rank might fail alone.
+    using rwd::comm::setting_hash;
+    const rwd::comm::Setting settings[] = {
+        {"-rewind_ensemble_group_size", setting_hash(s.group_size)},
+        {"-rewind_ensemble_assign", setting_hash(s.assign)},
+        {"-rewind_ensemble_claim", setting_hash(s.claim)},
+        {"-rewind_ensemble_max_cps_ram", setting_hash(s.max_cps_ram)},
+        {"-rewind_ensemble_max_cps_disk", setting_hash(s.max_cps_disk)},
+        {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
+        {"-rewind_ensemble_async", setting_hash(s.async)},
+        {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)},
+        {"-rewind_ensemble_resume", setting_hash(s.resume)},
+        {"-rewind_ensemble_compress", setting_hash(s.compress)}};
+    PetscCallCXX(rwd::comm::agree_settings(comm, settings));
+  }
+  PetscCheck(s.assign == "dynamic" || s.assign == "static", comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-rewind_ensemble_assign must be dynamic or static, got %s", s.assign.c_str());
+  PetscCheck(s.max_cps_ram >= -1 && s.max_cps_disk >= -1, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
+             "for no limit");
+  PetscCheck(!rwd::storage::codec_is_lossy(s.compress), comm, PETSC_ERR_SUP,
+             "-rewind_ensemble_compress %s: a lossy codec, and compressing checkpoints lossily is "
+             "not supported yet; use a lossless one (zstd or blosc)",
+             s.compress.c_str());
+  try {
+    rwd::storage::check_codec({s.compress, 0.0, 0}, "-rewind_ensemble_compress");
+  } catch (const rwd::Error& err) {
+    SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", err.what());
+  }
+  PetscFunctionReturn(0);
+}
+
 void make_runner(RewindEnsemble e) {
   rwd::engine::StoresConfig sc;
   sc.store.directory = e->settings.dirname;
@@ -170,37 +207,7 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   s.claim = claim;
   s.dirname = dir;
   s.compress = compress;
-  {
-    // Ranks that differ would wait in different collectives (a hang, or a crash in the
-    // backward): refused on every rank by name, before any check one rank might fail alone.
-    using rwd::comm::setting_hash;
-    const rwd::comm::Setting settings[] = {
-        {"-rewind_ensemble_group_size", setting_hash(s.group_size)},
-        {"-rewind_ensemble_assign", setting_hash(s.assign)},
-        {"-rewind_ensemble_claim", setting_hash(s.claim)},
-        {"-rewind_ensemble_max_cps_ram", setting_hash(s.max_cps_ram)},
-        {"-rewind_ensemble_max_cps_disk", setting_hash(s.max_cps_disk)},
-        {"-rewind_ensemble_dirname", setting_hash(s.dirname)},
-        {"-rewind_ensemble_async", setting_hash(s.async)},
-        {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)},
-        {"-rewind_ensemble_resume", setting_hash(s.resume)},
-        {"-rewind_ensemble_compress", setting_hash(s.compress)}};
-    PetscCallCXX(rwd::comm::agree_settings(e->comm, settings));
-  }
-  PetscCheck(s.assign == "dynamic" || s.assign == "static", e->comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "-rewind_ensemble_assign must be dynamic or static, got %s", assign);
-  PetscCheck(s.max_cps_ram >= -1 && s.max_cps_disk >= -1, e->comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
-             "for no limit");
-  PetscCheck(!rwd::storage::codec_is_lossy(s.compress), e->comm, PETSC_ERR_SUP,
-             "-rewind_ensemble_compress %s: a lossy codec, and compressing checkpoints lossily is "
-             "not supported yet; use a lossless one (zstd or blosc)",
-             s.compress.c_str());
-  try {
-    rwd::storage::check_codec({s.compress, 0.0, 0}, "-rewind_ensemble_compress");
-  } catch (const rwd::Error& err) {
-    SETERRQ(e->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", err.what());
-  }
+  PetscCall(agree_and_check(e->comm, s));
   rwd::ensemble::EnsembleConfig c;
   c.group_size = static_cast<int>(s.group_size);
   c.assign = s.assign == "dynamic" ? rwd::ensemble::Assign::Dynamic : rwd::ensemble::Assign::Static;
