@@ -217,6 +217,7 @@ bool SolveRun::plan_when_timed(PetscInt stepnum, double step_seconds) {
     // the terms otherwise), a restart differs in the last bits: only within a tolerance given.
     const bool tolerated = carry_.options.verify_tolerance > 0;
     stepper_->set_fsal(all == 1 || tolerated ? Fsal::Restart : Fsal::KeepStage);
+    if (all != 1) stepper_->skip_restart_check();
     carry_.report.fsal_note =
         all == 1 ? "its last stage is the solution bit for bit (checked after the first step), "
                    "so a solution checkpoint is the solution alone and a restored step restarts, "

@@ -72,7 +72,10 @@ class TsStepper final : public engine::Stepper {
   ~TsStepper() override;
   Fsal fsal() const { return fsal_; }
   /// Fsal::Restart: whether a restarted step was checked against a rebuilt one, and the answer.
-  enum class RestartCheck { NotRun, Same, Differed };
+  enum class RestartCheck { NotRun, Same, Differed, Skipped };
+  /// The last stage is not the solution (restarts accepted within a tolerance): a rebuilt step
+  /// would differ from a restarted one anyway, so the first restored step is not taken twice.
+  void skip_restart_check() { restart_check_ = RestartCheck::Skipped; }
   RestartCheck restart_check() const { return restart_check_; }
   /// Before the first state or step data is taken: the mode decided after the first step.
   void set_fsal(Fsal fsal) { fsal_ = fsal; }
