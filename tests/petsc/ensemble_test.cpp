@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -336,6 +337,35 @@ bool check_backward(RewindEnsemble ens, const Context& c, PetscInt groups, Petsc
   return ok;
 }
 
+// -fail_task k: task k's create fails on the ranks of the group that claimed it. Every rank
+// must get an error from RewindEnsembleForward, none may hang, and each error names the task,
+// the group and the task's own words (the failing ranks' traceback holds their own error
+// first). Each rank's message is checked here rather than matched in PETSc's error output,
+// which mpirun may cut short when the first rank to reach main aborts the job.
+bool task_error_reached_every_rank(RewindEnsemble ens, PetscInt fail) {
+  PetscErrorCode err = PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
+  std::vector<PetscScalar> y(kTasks);
+  const PetscErrorCode got = RewindEnsembleForward(ens, kTasks, y.data());
+  err = err ? err : PetscPopErrorHandler();
+  char* specific = nullptr;
+  if (got) PetscErrorMessage(got, NULL, &specific);
+  const std::string message = specific ? specific : "";
+  const std::string named =
+      "ensemble: task " + std::to_string(fail) + " failed in its forward sweep on group ";
+  const std::string own =
+      ": task " + std::to_string(fail) + "'s mesh file is missing (in ops_.create";
+  const bool ok =
+      err == 0 && got != 0 && message.rfind(named, 0) == 0 &&
+      (message.compare(named.size(), 1, "0") == 0 || message.compare(named.size(), 1, "1") == 0) &&
+      message.find(own) == named.size() + 1;
+  int rank = 0;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  std::fprintf(stderr, "[%d] RewindEnsembleForward returned %d: %s\n", rank, (int)got,
+               message.c_str());
+  std::fflush(stderr);
+  return rwd::testing::all_ranks(ok, PETSC_COMM_WORLD);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -357,6 +387,15 @@ int main(int argc, char** argv) {
     PetscCall(VecDestroy(&probe));
   }
   PetscCall(RewindEnsembleSetSizes(ens, 1, local));
+  PetscInt fail = -1;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-fail_task", &fail, NULL));
+  if (fail >= 0) {
+    const bool reached = task_error_reached_every_rank(ens, fail);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "task error test %s\n", reached ? "passed" : "FAILED"));
+    PetscCall(RewindEnsembleDestroy(&ens));
+    PetscCall(PetscFinalize());
+    return reached ? 0 : 1;
+  }
   PetscBool set_costs = PETSC_FALSE;  // -set_costs: each task's step count as its estimate
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-set_costs", &set_costs, NULL));
   if (set_costs) {
