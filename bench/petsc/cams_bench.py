@@ -20,16 +20,13 @@ With --disk D1,D2,... rewind also runs each budget with D disk checkpoints added
 user's run measures them); CAMS has no disk level, so these rows are compared with CAMS at the
 same RAM budget and must take fewer TSStep calls.
 """
-import argparse
-import json
 import os
-import re
 import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from petsc_bench import Config, event, load_average, med, run_one  # noqa: E402
+from petsc_bench import (Config, ex5adj_arguments, finish, load_average,  # noqa: E402
+                         run_interleaved, store_all_model, whole_program_rows)
 
 MiB = 1024.0 * 1024.0
 METHODS = {"cn": ["-ts_type", "cn"],
@@ -55,28 +52,12 @@ def configs(budgets, disks):
     return out
 
 
-def peak_rss_mib(rec):
-    return max((r.get("peak_rss_kib", 0) for r in rec.get("ranks", [])), default=0) / 1024.0
-
-
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mpiexec", default="mpiexec")
-    ap.add_argument("--mpiexec-flags", default="")
-    ap.add_argument("--ex5adj", required=True)
-    ap.add_argument("--rewind-lib", required=True)
-    ap.add_argument("--work", default="build/bench/petsc/cams")
-    ap.add_argument("--ranks", type=int, default=2)
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--grid", type=int, default=128)
+    ap = ex5adj_arguments(__doc__, "build/bench/petsc/cams")
     ap.add_argument("--methods", default="cn,rk4")
     ap.add_argument("--budgets", default="5,10,20")
     ap.add_argument("--disk", default="", help="disk checkpoints added to rewind's budgets")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--json")
     opts = ap.parse_args()
     opts.ex5adj, opts.rewind_lib = map(os.path.abspath, (opts.ex5adj, opts.rewind_lib))
     budgets = [int(b) for b in opts.budgets.split(",")]
@@ -91,35 +72,11 @@ def main():
                 "-ts_max_steps", str(opts.steps), "-ts_max_time", str(0.5 * opts.steps + 1.0),
                 "-ts_adapt_type", "none", "-dll_append", opts.rewind_lib] + METHODS[method]
         cfgs = configs(budgets, disks)
-        records = {c.name: [] for c in cfgs}
-        work = os.path.join(os.path.abspath(opts.work), method)
-        run_one(opts, base, cfgs[0], opts.ranks, os.path.join(work, "warm-up"), outputs,
-                opts.timeout)  # not counted: a cold page cache
-        for rep in range(opts.reps):
-            k = rep % len(cfgs)
-            for cfg in cfgs[k:] + cfgs[:k]:
-                rundir = os.path.join(work, re.sub(r"[^A-Za-z0-9]+", "_", cfg.name), f"rep{rep}")
-                rec = run_one(opts, base, cfg, opts.ranks, rundir, outputs, opts.timeout)
-                records[cfg.name].append(rec)
-                print(f"  {method} rep {rep}: {cfg.name:20s} {rec['wall']:8.2f} s  "
-                      f"{'ok' if rec['status'] == 0 else 'exit ' + str(rec['status'])}", flush=True)
-        mem = records["memory"]
-        ref = mem[0].get("lambda")
-        mem_wall = med([r["wall"] for r in mem])
-        mem_steps = event(mem[0], "TSStep", "count")
-        per_step = med([event(r, "TSStep") for r in mem]) / max(mem_steps, 1)
-        rows = {}
-        for cfg in cfgs:
-            recs = records[cfg.name]
-            bad = [r for r in recs if r["status"] != 0 or r.get("lambda") != ref]
-            if bad:
-                failures.append(f"{method} {cfg.name}: failed or lambda not store-all's "
-                                f"({bad[0].get('error', '')[:300]})")
-                continue
-            steps = event(recs[0], "TSStep", "count")
-            wall = med([r["wall"] for r in recs])
-            rows[cfg.name] = {"tsstep": steps, "wall": wall, "rss_mib": med(map(peak_rss_mib, recs)),
-                              "model": mem_wall + (steps - mem_steps) * per_step}
+        records = run_interleaved(opts, base, cfgs, os.path.join(os.path.abspath(opts.work), method),
+                                  outputs, f"{method} ")
+        model = store_all_model(records["memory"])
+        per_step = model[3]
+        rows = whole_program_rows(records, cfgs, model, failures, f"{method} ")
         results[method] = rows
         print(f"\n### ex5adj {method}, {opts.grid}², {opts.steps} steps, {opts.ranks} ranks "
               f"(median of {opts.reps}; model: store-all's wall + extra TSStep calls at "
@@ -144,15 +101,7 @@ def main():
                 failures.append(f"{method} {cfg.name}: {r['tsstep']} TSStep calls, CAMS "
                                 f"{cams['tsstep']}")
         print(flush=True)
-    print(f"load average at end {load_average()}; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    if opts.json:
-        with open(opts.json, "w") as f:
-            json.dump({"results": results, "failures": failures}, f, indent=1)
-    for f in failures:
-        print("FAIL: " + f)
-    return 1 if failures else 0
-
+    return finish(opts, results, failures)
 
 if __name__ == "__main__":
     sys.exit(main())

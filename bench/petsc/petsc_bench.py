@@ -287,6 +287,87 @@ def run_one(opts, base_cmd, cfg, ranks, rundir, outputs, timeout):
     return rec
 
 
+def ex5adj_arguments(doc, work):
+    """The command line every ex5adj comparison takes; the caller adds its own."""
+    ap = argparse.ArgumentParser(description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--mpiexec-flags", default="")
+    ap.add_argument("--ex5adj", required=True)
+    ap.add_argument("--rewind-lib", required=True)
+    ap.add_argument("--work", default=work)
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--grid", type=int, default=128)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--json")
+    return ap
+
+
+def run_interleaved(opts, base_cmd, cfgs, work, outputs, label=""):
+    """Runs each configuration opts.reps times at opts.ranks ranks, after one uncounted warm-up
+    run of the first (a cold page cache): each repetition runs every configuration once, in an
+    order rotated from one repetition to the next. Returns {name: [records]}."""
+    records = {c.name: [] for c in cfgs}
+    run_one(opts, base_cmd, cfgs[0], opts.ranks, os.path.join(work, "warm-up"), outputs,
+            opts.timeout)
+    for rep in range(opts.reps):
+        k = rep % len(cfgs)
+        for cfg in cfgs[k:] + cfgs[:k]:
+            rundir = os.path.join(work, re.sub(r"[^A-Za-z0-9]+", "_", cfg.name), f"rep{rep}")
+            rec = run_one(opts, base_cmd, cfg, opts.ranks, rundir, outputs, opts.timeout)
+            records[cfg.name].append(rec)
+            print(f"  {label}rep {rep}: {cfg.name:24s} {rec['wall']:8.2f} s  "
+                  f"{'ok' if rec['status'] == 0 else 'exit ' + str(rec['status'])}", flush=True)
+    return records
+
+
+def store_all_model(mem):
+    """Store-all's (PETSc's memory) runs: its lambda digest, median wall time, TSStep calls and
+    time per TSStep, what the whole-program model is built from."""
+    mem_steps = event(mem[0], "TSStep", "count")
+    return (mem[0].get("lambda"), med([r["wall"] for r in mem]), mem_steps,
+            med([event(r, "TSStep") for r in mem]) / max(mem_steps, 1))
+
+
+def peak_rss_mib(rec):
+    return max((r.get("peak_rss_kib", 0) for r in rec.get("ranks", [])), default=0) / 1024.0
+
+
+def whole_program_rows(records, cfgs, model, failures, label=""):
+    """Per configuration whose runs all passed with store-all's lambda: its TSStep calls, median
+    wall time, peak RSS (largest rank) and the model's time (store_all_model()'s store-all wall
+    plus the extra TSStep calls at its time per TSStep). A run that failed or whose lambda
+    differs is added to `failures` instead."""
+    ref, mem_wall, mem_steps, per_step = model
+    rows = {}
+    for cfg in cfgs:
+        recs = records[cfg.name]
+        bad = [r for r in recs if r["status"] != 0 or r.get("lambda") != ref]
+        if bad:
+            failures.append(f"{label}{cfg.name}: failed or lambda not store-all's "
+                            f"({bad[0].get('error', '')[:300]})")
+            continue
+        steps = event(recs[0], "TSStep", "count")
+        rows[cfg.name] = {"tsstep": steps, "wall": med([r["wall"] for r in recs]),
+                          "rss_mib": med(map(peak_rss_mib, recs)),
+                          "model": mem_wall + (steps - mem_steps) * per_step}
+    return rows
+
+
+def finish(opts, results, failures):
+    """The closing lines of a comparison: the load, the JSON file, the failures; the exit code."""
+    print(f"load average at end {load_average()}; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({"results": results, "failures": failures}, f, indent=1)
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
 def event(rec, name, what="time"):
     return rec.get("log", {}).get("events", {}).get(name, {}).get(what, 0)
 

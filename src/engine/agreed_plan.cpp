@@ -1,10 +1,14 @@
 #include "agreed_plan.hpp"
 
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "checkpoint_io.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
+#include "rewind/storage/codec.hpp"
 
 namespace rwd::engine {
 
@@ -36,7 +40,8 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
       {"RecordingConfig::verify", setting_hash(c.verify)},
       {n.verify_tolerance, setting_hash(c.verify_tolerance)},
       {"RecordingConfig::first_sweep_again", setting_hash(c.first_sweep_again)},
-      {"the step costs and sizes", costs}};
+      {"the step costs and sizes", costs},
+      {n.compress_ratio, setting_hash(c.compress_ratio)}};
   if (st) {
     out.insert(out.end(), {{"StoresConfig::ram", setting_hash(st->ram)},
                            {"StoresConfig::ram_bytes", setting_hash(st->ram_bytes)},
@@ -47,9 +52,46 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
                            {n.async_io, setting_hash(st->store.async_io)},
                            {n.max_staged_bytes, setting_hash(st->store.max_staged_bytes)},
                            {"StoresConfig::ram_store", setting_hash(st->ram_store)},
-                           {"StoresConfig::disk_store", setting_hash(st->disk_store)}});
+                           {"StoresConfig::disk_store", setting_hash(st->disk_store)},
+                           {n.compress, setting_hash(st->store.codec.name)},
+                           {n.compress + " tolerance", setting_hash(st->store.codec.tolerance)}});
   }
   return out;
+}
+
+// The compression ratio RAM checkpoints are planned with (RecordingConfig::compress_ratio): the
+// given one, or each rank's restart data compressed once, the smallest ratio over the ranks
+// with kCompressMargin (a rank with no data takes no part).
+void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const RecordingConfig& config,
+                const StoresConfig* stores, CheckpointSizes& sizes) {
+  const double given = config.compress_ratio;
+  require(std::isfinite(given) && (given == 0.0 || given >= 1.0),
+          config.names.compress_ratio +
+              " must be 0 (measured on x_0), 1 (plan as uncompressed) or a ratio above 1, got " +
+              std::to_string(given));
+  if (!stores || stores->store.codec.name == "none" || given == 1.0) return;
+  if (given > 1.0) {
+    sizes.compress_ratio = given;
+    sizes.compress_source = "given";
+    return;
+  }
+  std::int64_t raw = 0, stored = 0;
+  std::vector<std::byte> block;
+  for (const Field& f : restart) {
+    if (f.data.empty()) continue;
+    block.clear();
+    stored += static_cast<std::int64_t>(storage::encode_block(stores->store.codec, f.data, block));
+    raw += static_cast<std::int64_t>(f.data.size_bytes());
+  }
+  double smallest = stored > 0 ? static_cast<double>(raw) / static_cast<double>(stored) : DBL_MAX;
+  comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_DOUBLE, MPI_MIN, comm),
+                  "MPI_Allreduce (compression ratio)");
+  if (smallest == DBL_MAX) return;
+  char what[64];
+  std::snprintf(what, sizeof what, "measured on x_0 (%.3g)", smallest);
+  sizes.compress_source = what;
+  const double planned = smallest * kCompressMargin;
+  sizes.compress_ratio = planned >= kCompressMinRatio ? planned : 1.0;
 }
 
 }  // namespace
@@ -74,8 +116,13 @@ CheckpointSizes agreed_sizes(Stepper& stepper, record::RestartSets& sets, MPI_Co
   std::uint64_t largest[4] = {0, 0, 0, 0};
   comm::mpi_check(MPI_Allreduce(local, largest, 4, MPI_UINT64_T, MPI_MAX, comm),
                   "MPI_Allreduce (checkpoint sizes)");
-  return {static_cast<std::int64_t>(largest[0]), static_cast<std::int64_t>(largest[1]),
-          static_cast<std::int64_t>(largest[2]), largest[3] == 0};
+  CheckpointSizes sizes;
+  sizes.restart = static_cast<std::int64_t>(largest[0]);
+  sizes.pullback = static_cast<std::int64_t>(largest[1]);
+  sizes.state = static_cast<std::int64_t>(largest[2]);
+  sizes.pullback_holds_next = largest[3] == 0;
+  plan_ratio(select(state, sets.written()), comm, config, stores, sizes);
+  return sizes;
 }
 
 record::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
@@ -89,8 +136,9 @@ record::RestartSets restart_sets(Stepper& s, const RecordingConfig& c) {
 Claim claim_of(const Plan& plan) {
   Claim c;
   // Planned in units, params.ram is already the slots the units fill (plan_recording).
-  c.ram = plan.params.ram_units > 0 ? plan.params.ram
-                                    : claimed_slots(plan, plan.params.ram, plan.ram_bytes_bound);
+  c.ram = plan.params.ram_units > 0 && plan.compressed_budget <= 0
+              ? plan.params.ram
+              : claimed_slots(plan, plan.params.ram, plan.ram_bytes_bound);
   c.ram_bytes = plan.ram_bytes_bound;
   c.disk = plan.params.disk;
   return c;

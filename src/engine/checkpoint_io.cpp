@@ -1,7 +1,10 @@
 #include "checkpoint_io.hpp"
 
+#include <mpi.h>
+
 #include <utility>
 
+#include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
 #include "rewind/timing.hpp"
 
@@ -78,10 +81,79 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   const auto v = views(fields);
   stepper_->on_io(IoEvent::WriteBegin);
   const auto t0 = SteadyClock::now();
+  const bool metered = where == Level::Ram && plan_->compressed_budget > 0;
+  const std::int64_t before = metered ? stores_->ram().stats().bytes_written : 0;
   store(where).put(k, {v, {}});
   seconds_ += seconds_since(t0);
   stepper_->on_io(IoEvent::WriteEnd);
   record_.stored(k, level, {where, bytes_of(fields), std::move(variables)});
+  if (metered) keep_to_budget(k, level, stores_->ram().stats().bytes_written - before);
+}
+
+void CheckpointIo::keep_to_budget(const Key& k, Level level, std::int64_t bytes) {
+  ram_stored_[{k, level}] = bytes;
+  ram_stored_bytes_ += bytes;
+  const MPI_Comm comm = stores_->comm();
+  const int rank = comm::comm_rank(comm);
+  // The highest rank over the budget, plus one (0: none).
+  int over = static_cast<double>(ram_stored_bytes_) > plan_->compressed_budget ? rank + 1 : 0;
+  comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm),
+                  "MPI_Allreduce (compressed RAM budget)");
+  if (over == 0) {
+    ram_stored_peak_ = std::max(ram_stored_peak_, ram_stored_bytes_);
+    return;
+  }
+  // Disk room, in the recording's own disk budget and in the stores': beyond what the schedule
+  // itself may hold there and what was moved there already.
+  const StoresConfig& sc = stores_->config();
+  const std::int64_t own = plan_->params.disk;
+  const std::int64_t free = sc.disk == 0 ? 0 : stores_->available(id_).disk;
+  const std::int64_t used = (plan_->disk_peak ? *plan_->disk_peak : own) + spilled();
+  const auto room = [used](std::int64_t cap) {
+    return cap == schedule::kUnlimited || cap - used > 0;
+  };
+  if (own != 0 && sc.disk != 0 && !sc.store.directory.empty() && room(own) && room(free)) {
+    move_to_disk(k, level);
+    ++over_budget_moves_;
+    return;
+  }
+  std::int64_t said[2] = {ram_stored_bytes_, bytes};
+  comm::mpi_check(MPI_Bcast(said, 2, MPI_INT64_T, over - 1, comm),
+                  "MPI_Bcast (compressed RAM budget)");
+  throw Error(ErrorCode::InvalidArgument,
+              "compressed RAM checkpoints take more than their budget: on rank " +
+                  std::to_string(over - 1) + " they would take " + std::to_string(said[0]) +
+                  " bytes with " + storage::to_string(k) + " (" + std::to_string(said[1]) +
+                  " bytes), over the budget of " +
+                  std::to_string(static_cast<long long>(plan_->compressed_budget)) +
+                  " bytes planned with a compression ratio of " +
+                  std::to_string(plan_->sizes.compress_ratio) + " (" +
+                  plan_->sizes.compress_source + "), and there is no disk room to move it to: " +
+                  "the states compress worse than planned. " + plan_->over_budget_advice);
+}
+
+void CheckpointIo::move_to_disk(const Key& k, Level level) {
+  const auto* entry = record_.find(k, level);
+  std::vector<const FieldShape*> like;
+  if (k.kind == Kind::Pullback) {
+    for (const FieldShape& sh : pullback_) like.push_back(&sh);
+  } else {
+    for (std::size_t v : entry->variables) like.push_back(&state_.at(v));
+  }
+  const std::vector<Field> copy = scratch_fields(like);
+  stores_->ram().get(k, {copy, {}});
+  record_.read(*entry);
+  stores_->disk().put(k, {views(copy), {}});
+  stores_->ram().erase(k);
+  left_ram(k, level);
+  record_.relocate(k, level, Level::Disk);
+}
+
+void CheckpointIo::left_ram(const Key& k, Level level) {
+  const auto it = ram_stored_.find({k, level});
+  if (it == ram_stored_.end()) return;
+  ram_stored_bytes_ -= it->second;
+  ram_stored_.erase(it);
 }
 
 void CheckpointIo::get(const Key& k, Level level, const std::vector<Field>& fields,
@@ -107,6 +179,7 @@ void CheckpointIo::erase(const Key& k, Level level) {
   const auto t0 = SteadyClock::now();
   store(entry.store).erase(k);
   seconds_ += seconds_since(t0);
+  if (entry.store == Level::Ram) left_ram(k, level);
 }
 
 std::vector<Field> CheckpointIo::scratch_fields(const std::vector<const FieldShape*>& like) {
@@ -139,6 +212,8 @@ void CheckpointIo::prefetch(const Key& k) {
 }
 
 void CheckpointIo::drop() noexcept {
+  ram_stored_.clear();
+  ram_stored_bytes_ = 0;
   for (const auto& [k, level] : record_.held()) {
     try {
       const auto entry = record_.freed(k, level);
@@ -159,18 +234,7 @@ void CheckpointIo::spill(std::int64_t at_most) {
     const auto* entry = record_.find(k, level);
     if (entry->store != Level::Ram) continue;
     if (moved++ == at_most) break;
-    std::vector<const FieldShape*> like;
-    if (k.kind == Kind::Pullback) {
-      for (const FieldShape& sh : pullback_) like.push_back(&sh);
-    } else {
-      for (std::size_t v : entry->variables) like.push_back(&state_.at(v));
-    }
-    const std::vector<Field> copy = scratch_fields(like);
-    stores_->ram().get(k, {copy, {}});
-    record_.read(*entry);
-    stores_->disk().put(k, {views(copy), {}});
-    stores_->ram().erase(k);
-    record_.relocate(k, level, Level::Disk);
+    move_to_disk(k, level);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -84,8 +85,23 @@ class CheckpointIo {
   /// The disk slots taken by checkpoints the schedule placed in RAM that live on disk (spilled).
   std::int64_t spilled() const;
 
+  /// With a plan that counts on compression (Plan::compressed_budget): the bytes this
+  /// recording's RAM checkpoints take in the RAM store now and at most, and how many were moved
+  /// to disk as they were stored because they did not fit.
+  std::int64_t ram_stored_bytes() const { return ram_stored_bytes_; }
+  std::int64_t ram_stored_peak() const { return ram_stored_peak_; }
+  std::int64_t over_budget_moves() const { return over_budget_moves_; }
+
  private:
   storage::Store& store(Level where);
+  // Checkpoint `k`, just put in RAM for `level` and taking `bytes` there, against the compressed
+  // budget: agreed over the ranks; moved to disk on every rank when it does not fit on one, or
+  // an error on every rank when the disk has no room either. Collective.
+  void keep_to_budget(const Key& k, Level level, std::int64_t bytes);
+  // Moves RAM checkpoint `k` (placed at `level`) to the disk store. Collective (the disk put).
+  void move_to_disk(const Key& k, Level level);
+  // Forgets what RAM checkpoint `k` (placed at `level`) took, when it leaves the RAM store.
+  void left_ram(const Key& k, Level level);
   // Scratch buffers shaped like `like`, as fields.
   std::vector<Field> scratch_fields(const std::vector<const FieldShape*>& like);
 
@@ -100,6 +116,8 @@ class CheckpointIo {
   std::set<Key> prefetched_;
   std::vector<std::vector<double>> scratch_;
   double seconds_ = 0.0;
+  std::map<std::pair<Key, Level>, std::int64_t> ram_stored_;  // with Plan::compressed_budget
+  std::int64_t ram_stored_bytes_ = 0, ram_stored_peak_ = 0, over_budget_moves_ = 0;
 };
 
 }  // namespace rwd::engine::detail

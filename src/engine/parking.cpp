@@ -12,13 +12,14 @@ namespace rwd::engine::detail {
 std::pair<int, double> Parking::park_adds() const {
   int count = 0;
   double bytes = 0.0;
+  const CheckpointSizes stored = stored_sizes(sizes);
   if (!thinned_without_final()) {
     ++count;
-    bytes += static_cast<double>(sizes.state);
+    bytes += static_cast<double>(stored.state);
   }
   if (io->record().work_pullback() == steps - 1) {
     ++count;
-    bytes += static_cast<double>(sizes.pullback);
+    bytes += static_cast<double>(stored.pullback);
   }
   return {count, bytes};
 }

@@ -280,7 +280,8 @@ static std::pair<std::int64_t, std::optional<std::int64_t>> budget_slots(
   return {restart_slots, pullback_slots};
 }
 
-Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
+// plan_recording() for checkpoints of the sizes given (no compression).
+static Plan plan_sized(const RecordingConfig& config, const CheckpointSizes& sizes) {
   ScheduleParams p = config.params;
   check_config(config, sizes);
   // A byte budget with no slot count (params.ram = 0): the bytes alone decide.
@@ -362,6 +363,66 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
     }
   }
   plan.sizes = sizes;
+  return plan;
+}
+
+// The RAM bytes a budget stands for when its checkpoints are compressed: params.ram slots of
+// uncompressed checkpoints (what a slot holds, slot_bytes_of()) and the byte budget, whichever
+// is smaller; 0 for no RAM budget.
+static double ram_budget_bytes(const RecordingConfig& config, const CheckpointSizes& sizes) {
+  const std::int64_t ram = config.params.ram;
+  double bytes = 0.0;
+  if (ram > 0 && ram < kHugeSlots)
+    bytes = static_cast<double>(ram) * static_cast<double>(slot_bytes_of(config, sizes));
+  if (config.ram_bytes > 0)
+    bytes = bytes > 0 ? std::min(bytes, config.ram_bytes) : config.ram_bytes;
+  return bytes;
+}
+
+CheckpointSizes stored_sizes(const CheckpointSizes& sizes) {
+  CheckpointSizes out = sizes;
+  out.compress_ratio = 1.0;
+  if (sizes.compress_ratio <= 1.0) return out;
+  const auto scaled = [&](std::int64_t bytes) {
+    return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / sizes.compress_ratio));
+  };
+  out.restart = scaled(sizes.restart);
+  out.pullback = scaled(sizes.pullback);
+  out.state = scaled(sizes.state);
+  return out;
+}
+
+Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes) {
+  require(std::isfinite(sizes.compress_ratio) && sizes.compress_ratio >= 1.0,
+          config.names.compress_ratio + " must plan with a ratio of at least 1, got " +
+              std::to_string(sizes.compress_ratio));
+  CheckpointSizes plain = sizes;
+  plain.compress_ratio = 1.0;
+  const double budget = sizes.compress_ratio > 1.0 ? ram_budget_bytes(config, plain) : 0.0;
+  if (budget <= 0.0) {
+    Plan plan = plan_sized(config, plain);
+    plan.sizes = sizes;
+    return plan;
+  }
+  // The same budget in bytes, filled with checkpoints of their compressed sizes.
+  RecordingConfig compressed = config;
+  compressed.ram_bytes = budget;
+  compressed.params.ram = 0;
+  Plan plan = plan_sized(compressed, stored_sizes(sizes));
+  plan.sizes = sizes;
+  plan.compressed_budget = budget;
+  // Claims count the slots of uncompressed checkpoints the planned bytes fill.
+  plan.slot_bytes = slot_bytes_of(config, plain);
+  plan.over_budget_advice = "Plan with a lower ratio (" + config.names.compress_ratio +
+                            "; 1: as if uncompressed), or give disk checkpoints (" +
+                            config.names.disk + ") for the checkpoints that do not fit";
+  try {
+    const Plan without = plan_sized(config, plain);
+    plan.uncompressed_restart_slots = without.restart_slots;
+    plan.uncompressed_forward_steps = without.forward_steps;
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::InvalidArgument) throw;  // only compression makes it fit
+  }
   return plan;
 }
 

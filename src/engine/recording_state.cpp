@@ -103,7 +103,7 @@ Claim RecordingState::reverse_claim() const {
 }
 
 Claim RecordingState::held_claim() const {
-  return io->held(sizes);
+  return io->held(stored_sizes(sizes));  // as planned: compressed, when the plan counts on it
 }
 
 Key RecordingState::key(Step step, Kind kind) const {

@@ -118,6 +118,18 @@ RunStats ReverseSweep::finish() {
       ram.uncompressed_bytes_written - ram_at_start.uncompressed_bytes_written,
       ram.compress_seconds - ram_at_start.compress_seconds,
       ram.decompress_seconds - ram_at_start.decompress_seconds};
+  CodecStats& c = stats.ram_codec;
+  c.planned_ratio = plan.sizes.compress_ratio;
+  c.ratio_source = plan.sizes.compress_source;
+  c.budget_bytes = plan.compressed_budget;
+  c.peak_stored_bytes = io->ram_stored_peak();
+  c.moved_to_disk = io->over_budget_moves();
+  c.restart_slots = plan.restart_slots;
+  c.uncompressed_restart_slots =
+      plan.compressed_budget > 0 ? plan.uncompressed_restart_slots : plan.restart_slots;
+  c.forward_steps = plan.forward_steps.value_or(-1);
+  c.uncompressed_forward_steps =
+      plan.compressed_budget > 0 ? plan.uncompressed_forward_steps.value_or(-1) : c.forward_steps;
   stats.verify_seconds = check.seconds();
   stats.verify_tolerated = check.tolerated();
   stats.verify_largest_tolerated = check.largest_tolerated();

@@ -91,6 +91,18 @@ void RunStats::add(const RunStats& s) {
   ram_codec.uncompressed_bytes += s.ram_codec.uncompressed_bytes;
   ram_codec.compress_seconds += s.ram_codec.compress_seconds;
   ram_codec.decompress_seconds += s.ram_codec.decompress_seconds;
+  ram_codec.peak_stored_bytes =
+      std::max(ram_codec.peak_stored_bytes, s.ram_codec.peak_stored_bytes);
+  ram_codec.moved_to_disk += s.ram_codec.moved_to_disk;
+  if (ram_codec.planned_ratio == 1.0 && s.ram_codec.planned_ratio != 1.0) {  // the first plan's
+    ram_codec.planned_ratio = s.ram_codec.planned_ratio;
+    ram_codec.ratio_source = s.ram_codec.ratio_source;
+    ram_codec.budget_bytes = s.ram_codec.budget_bytes;
+    ram_codec.restart_slots = s.ram_codec.restart_slots;
+    ram_codec.uncompressed_restart_slots = s.ram_codec.uncompressed_restart_slots;
+    ram_codec.forward_steps = s.ram_codec.forward_steps;
+    ram_codec.uncompressed_forward_steps = s.ram_codec.uncompressed_forward_steps;
+  }
 }
 
 std::string RunStats::json() const {
@@ -120,7 +132,14 @@ std::string RunStats::json() const {
      << ", \"ratio\": " << ram_codec.ratio()
      << ", \"compress_seconds\": " << ram_codec.compress_seconds
      << ", \"decompress_seconds\": " << ram_codec.decompress_seconds
-     << ", \"thread\": \"caller\"}}";
+     << ", \"thread\": \"caller\", \"planned_ratio\": " << ram_codec.planned_ratio
+     << ", \"budget_bytes\": " << ram_codec.budget_bytes
+     << ", \"peak_stored_bytes\": " << ram_codec.peak_stored_bytes
+     << ", \"moved_to_disk\": " << ram_codec.moved_to_disk
+     << ", \"restart_slots\": " << ram_codec.restart_slots
+     << ", \"uncompressed_restart_slots\": " << ram_codec.uncompressed_restart_slots
+     << ", \"forward_steps_planned\": " << ram_codec.forward_steps
+     << ", \"uncompressed_forward_steps\": " << ram_codec.uncompressed_forward_steps << "}}";
   return os.str();
 }
 

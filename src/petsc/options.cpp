@@ -38,6 +38,8 @@ engine::SettingNames option_names() {
   n.give_steps = "-ts_trajectory_rewind_steps";
   n.online_schedule.clear();  // TS predicts a fixed step's count, and schedules are given it
   n.verify_tolerance = "-ts_trajectory_rewind_verify_tolerance";
+  n.compress = "-ts_trajectory_rewind_compress";
+  n.compress_ratio = "-ts_trajectory_rewind_compress_ratio";
   n.verify = "-ts_trajectory_rewind_verify";
   n.pullback_data = "stages";
   n.directory = "-ts_trajectory_dirname";
@@ -80,7 +82,8 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_recompute_solves",
                                       "-ts_trajectory_rewind_fsal_restart",
                                       "-ts_trajectory_rewind_compress",
-                                      "-ts_trajectory_rewind_compress_tolerance"};
+                                      "-ts_trajectory_rewind_compress_tolerance",
+                                      "-ts_trajectory_rewind_compress_ratio"};
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
@@ -140,8 +143,9 @@ struct Texts {
   char write_cost[64] = "", read_cost[64] = "";
   char staged[64] = "", ram_bytes[64] = "", recompute[64] = "";
   char tolerance[64] = "";
-  char compress[64] = "", compress_tolerance[64] = "";
+  char compress[64] = "", compress_tolerance[64] = "", compress_ratio[64] = "";
   PetscBool compress_set = PETSC_FALSE, compress_tolerance_set = PETSC_FALSE;
+  PetscBool compress_ratio_set = PETSC_FALSE;
   PetscBool recompute_set = PETSC_FALSE, tolerance_set = PETSC_FALSE;
   PetscBool schedule_set = PETSC_FALSE, write_set = PETSC_FALSE, read_set = PETSC_FALSE;
   PetscBool staged_set = PETSC_FALSE, ram_bytes_set = PETSC_FALSE;
@@ -166,6 +170,17 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
     PetscCall(parse_number(comm, "-ts_trajectory_rewind_compress_tolerance", t.compress_tolerance,
                            "the largest absolute error of a restored value, for zfp",
                            o.compress_tolerance));
+  }
+  if (t.compress_ratio_set) {
+    PetscCall(parse_number(comm, "-ts_trajectory_rewind_compress_ratio", t.compress_ratio,
+                           "0: measured on the initial state, 1: plan as uncompressed",
+                           o.compress_ratio));
+    PetscCheck(
+        std::isfinite((double)o.compress_ratio) && (o.compress_ratio == 0 || o.compress_ratio >= 1),
+        comm, PETSC_ERR_ARG_OUTOFRANGE,
+        "-ts_trajectory_rewind_compress_ratio must be 0 (measured on the initial state), 1 "
+        "(plan as uncompressed) or a ratio above 1, got %s",
+        t.compress_ratio);
   }
   PetscCheck(!storage::codec_is_lossy(o.compress), comm, PETSC_ERR_SUP,
              "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "
@@ -261,6 +276,14 @@ PetscErrorCode read_compress_options(const Options& o, Texts& t,
       "zfp: the largest absolute error of a restored value (lossy codecs only)",
       "TSTrajectoryRewindSetCompress", t.compress_tolerance, t.compress_tolerance,
       sizeof t.compress_tolerance, &t.compress_tolerance_set));
+  std::snprintf(t.compress_ratio, sizeof t.compress_ratio, "%g", (double)o.compress_ratio);
+  PetscCall(PetscOptionsString(
+      "-ts_trajectory_rewind_compress_ratio",
+      "The compression ratio RAM budgets are planned with: 1 plans as uncompressed, 0 measures "
+      "it on the initial state (times 0.8); checkpoints that compress worse than planned move to "
+      "disk, or stop the run when the disk budget has no room",
+      "TSTrajectoryRewindSetCompress", t.compress_ratio, t.compress_ratio, sizeof t.compress_ratio,
+      &t.compress_ratio_set));
   PetscFunctionReturn(0);
 }
 

@@ -42,6 +42,8 @@ struct Options {
   /// RAM checkpoints compressed (StoreConfig::codec): a codec's name and, for zfp, its tolerance.
   std::string compress = "none";
   PetscReal compress_tolerance = 0;
+  /// The ratio compressed RAM checkpoints are planned with (RecordingConfig::compress_ratio).
+  PetscReal compress_ratio = 1;
 
   /// Fsal::Restart: asked for, and the replay check on to stop a run where it is not exact.
   bool fsal_restart_checked() const { return fsal_restart == PETSC_TRUE && verify == PETSC_TRUE; }

@@ -43,6 +43,21 @@ PetscInt planned_steps(TS ts) {
   return k - c.steps;
 }
 
+// The options every rank must pass alike that the engine does not agree itself, refused by name
+// on every rank when they differ.
+static void agree_options(MPI_Comm comm, const Options& o, const std::string& dir) {
+  using comm::setting_hash;
+  const comm::Setting settings[] = {
+      {"-ts_trajectory_rewind_write_cost", setting_hash(o.write_cost)},
+      {"-ts_trajectory_rewind_read_cost", setting_hash(o.read_cost)},
+      {"-ts_trajectory_dirname", setting_hash(dir)},
+      {"-ts_trajectory_rewind_recompute_solves", setting_hash(o.recompute_solves)},
+      {"-ts_trajectory_rewind_fsal_restart", setting_hash(o.fsal_restart)},
+      {"-ts_trajectory_rewind_compress", setting_hash(o.compress)},
+      {"-ts_trajectory_rewind_compress_ratio", setting_hash(o.compress_ratio)}};
+  comm::agree_settings(comm, settings);
+}
+
 RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt steps,
                           const StepTime& step) {
   RunConfig out;
@@ -57,15 +72,7 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   // Measuring is collective (a probe file a rank, in the run's directory): every rank must agree
   // to measure, and where, before any does.
   const MPI_Comm ts_comm = PetscObjectComm((PetscObject)ts);
-  using comm::setting_hash;
-  const comm::Setting settings[] = {
-      {"-ts_trajectory_rewind_write_cost", setting_hash(o.write_cost)},
-      {"-ts_trajectory_rewind_read_cost", setting_hash(o.read_cost)},
-      {"-ts_trajectory_dirname", setting_hash(dir)},
-      {"-ts_trajectory_rewind_recompute_solves", setting_hash(o.recompute_solves)},
-      {"-ts_trajectory_rewind_fsal_restart", setting_hash(o.fsal_restart)},
-      {"-ts_trajectory_rewind_compress", setting_hash(o.compress)}};
-  comm::agree_settings(ts_comm, settings);
+  agree_options(ts_comm, o, dir);
   if (o.auto_costs()) {
     if (p.disk == 0) {
       p.write_cost = std::max<PetscReal>(o.write_cost, 0);
@@ -114,6 +121,7 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   r.pullback_checkpoints = !solution_only;
   r.verify = o.verify == PETSC_TRUE;
   r.verify_tolerance = o.verify_tolerance;
+  r.compress_ratio = static_cast<double>(o.compress_ratio);
   r.names = option_names();
   // Locating an event splits steps: no step count can be given (and schedules are online).
   // With adaptive steps, a step count given is the user's, and can be taken back.

@@ -332,6 +332,18 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[]
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode TSTrajectoryRewindSetCompressRatio(TSTrajectory tj, PetscReal ratio) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(std::isfinite((double)ratio) && (ratio == 0 || ratio >= 1),
+             PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetCompressRatio: the ratio must be 0 (measured on the initial "
+             "state), 1 (plan as uncompressed) or a ratio above 1, got %g",
+             (double)ratio);
+  options(tj).compress_ratio = ratio;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode TSTrajectoryRewindSetVerifyTolerance(TSTrajectory tj, PetscReal tolerance) {
   PetscFunctionBegin;
   if (is_rewind(tj)) options(tj).verify_tolerance = tolerance;  // checked when the run plans

@@ -154,6 +154,31 @@ PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& 
 }
 
 // What the run did: steps, checkpoints per level, bytes, I/O and rewind's own time.
+// A plan that counts on compression: what the ratio bought, and what did not fit as planned.
+PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan,
+                                    const engine::CodecStats& c) {
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer,
+      "    planned with a compression ratio of %.3g (%s, -ts_trajectory_rewind_compress_ratio): "
+      "%lld RAM checkpoints in the budget of %s, %lld without compression (%+lld)\n",
+      plan.sizes.compress_ratio, plan.sizes.compress_source.c_str(), (long long)plan.restart_slots,
+      mib(plan.compressed_budget).c_str(), (long long)plan.uncompressed_restart_slots,
+      (long long)(plan.restart_slots - plan.uncompressed_restart_slots)));
+  if (plan.forward_steps && plan.uncompressed_forward_steps) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer, "    forward steps planned: %lld, %lld without compression (%lld saved)\n",
+        (long long)*plan.forward_steps, (long long)*plan.uncompressed_forward_steps,
+        (long long)(*plan.uncompressed_forward_steps - *plan.forward_steps)));
+  }
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer,
+      "    compressed RAM checkpoints took at most %s of the budget (this rank); %lld compressed "
+      "worse than planned and were moved to disk\n",
+      mib((double)c.peak_stored_bytes).c_str(), (long long)c.moved_to_disk));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunReport& r,
                             const std::string& ram, const std::string& disk) {
   PetscFunctionBegin;
@@ -200,6 +225,7 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
         (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
         mib((double)c.peak_bytes).c_str(), c.compress_seconds, c.decompress_seconds));
   }
+  if (r.plan.compressed_budget > 0) PetscCall(view_compressed_plan(viewer, r.plan, s.ram_codec));
   PetscCall(PetscViewerASCIIPrintf(viewer, "    disk I/O: %s\n", r.io_mode.c_str()));
   if (!r.kept_file.empty()) {
     PetscCall(

@@ -90,6 +90,9 @@ expect_refused(-ts_trajectory_rewind_resume_interval 4 5 -ts_trajectory_rewind_r
 # one rank's).
 expect_refused(-ts_trajectory_rewind_fsal_restart 0 1 -ts_trajectory_max_cps_ram 3)
 expect_refused(-ts_trajectory_rewind_compress zstd none -ts_trajectory_max_cps_ram 3)
+# A ratio that differs would plan different budgets (and the budget check is collective).
+expect_refused(-ts_trajectory_rewind_compress_ratio 1 2 -ts_trajectory_rewind_compress zstd
+               -ts_trajectory_max_cps_ram 3)
 # The ensemble front end's options (tests/petsc/ensemble_test.cpp): these hung in the forward or
 # crashed in the backward.
 set(EXE ${ENSEMBLE_EXE})

@@ -46,6 +46,8 @@ struct SettingNames {
       "RecordingConfig::params.steps = 0";
   std::string verify_tolerance = "RecordingConfig::verify_tolerance";
   std::string verify = "RecordingConfig::verify";
+  std::string compress = "StoreConfig::codec";
+  std::string compress_ratio = "RecordingConfig::compress_ratio";
   // The stores' settings (StoresConfig::store).
   std::string directory = "StoreConfig::directory";
   std::string async_io = "StoreConfig::async_io";
@@ -95,6 +97,18 @@ struct RecordingConfig {
   double verify_tolerance = 0.0;
   /// Appended to a replay-check error: what the front end did that could explain a difference.
   std::string verify_note;
+  /// With compressed RAM checkpoints (StoreConfig::codec), the compression ratio plans count on:
+  /// the RAM budget (RecordingConfig::ram_bytes, or params.ram slots of uncompressed
+  /// checkpoints) then holds as many checkpoints as their compressed bytes fit. 1 (the
+  /// default): plan as if uncompressed (compression saves memory and buys no checkpoint).
+  /// > 1: this ratio. 0: measured on x_0 when the recording is made (each rank compresses its
+  /// restart data once; the smallest ratio of any rank, times kCompressMargin; below
+  /// kCompressMinRatio it plans as 1) -- a guess: an x_0 with large constant regions compresses
+  /// far better than the states and stages that follow it (PETSc's ex5adj: 15.8 at x_0, about
+  /// 2 over the run). Checkpoints that compress worse than planned never take more than the
+  /// budget: the recording moves them to disk where it has disk room, or stops with an error on
+  /// every rank (Plan::compressed_budget).
+  double compress_ratio = 1.0;
   /// The first sweep is a run again of one taken before (its recording was dropped to make room:
   /// an ensemble's cut tape, recorded again before its reverse): its steps reach the stepper as
   /// recomputations (StepContext::recompute), so output and accumulators are not done twice.
@@ -109,7 +123,19 @@ struct CheckpointSizes {
   std::int64_t state = 0;     ///< every state variable (a parked recording's final state)
   /// Step i's pullback data holds x_{i+1} on every rank (Stepper::next_state_in_pullback()).
   bool pullback_holds_next = false;
+  /// The compression ratio RAM checkpoints are planned with (RecordingConfig::compress_ratio,
+  /// agreed over the ranks): 1 plans the sizes above; more plans each kind at its size divided
+  /// by this ratio, rounded up.
+  double compress_ratio = 1.0;
+  /// Where the ratio comes from, for the views: "given", or "measured on x_0 (R)" with the
+  /// smallest measured ratio R.
+  std::string compress_source = {};
 };
+
+/// The planning margin applied to a ratio measured on x_0, and the ratio below which a
+/// measured one plans as uncompressed.
+inline constexpr double kCompressMargin = 0.8;
+inline constexpr double kCompressMinRatio = 1.05;
 
 /// A planned recording: the schedule and what it runs with.
 struct Plan {
@@ -137,8 +163,20 @@ struct Plan {
   /// SlotSize::Any slots by bytes: claims on shared stores count the slots the live bytes fill
   /// (claimed_slots()), not the checkpoints. 0 otherwise.
   std::int64_t slot_bytes = 0;
-  /// The checkpoint sizes it was planned for (agreed over the ranks).
+  /// The checkpoint sizes it was planned for (agreed over the ranks; uncompressed, with the
+  /// ratio the plan counts on).
   CheckpointSizes sizes;
+  /// > 0 when the plan counts on compression (sizes.compress_ratio > 1): the RAM bytes this
+  /// recording's compressed checkpoints may take on any rank, the budget the plan was made
+  /// for. The recording measures what each RAM checkpoint takes, and keeps to this.
+  double compressed_budget = 0.0;
+  /// With compressed_budget: the same budget's plan without compression, for the views (RAM
+  /// restart slots, and its forward steps when the step count is known).
+  std::int64_t uncompressed_restart_slots = 0;
+  std::optional<std::int64_t> uncompressed_forward_steps;
+  /// With compressed_budget: what the user can change when checkpoints do not fit, by the front
+  /// end's names.
+  std::string over_budget_advice;
 };
 
 /// True when the two kinds of checkpoint differ in size, or pullback data holds the next state:
@@ -158,6 +196,10 @@ std::int64_t slots_filled(double bytes, std::int64_t slot_bytes);
 /// slots the bytes fill when the plan counts them so (Plan::slot_bytes), else the count. The
 /// one policy for a recording's claims (planned, held and parked).
 std::int64_t claimed_slots(const Plan& plan, std::int64_t count, double bytes);
+
+/// The sizes checkpoints are planned with: `sizes` with each kind divided by its compression
+/// ratio (rounded up), and a ratio of 1.
+CheckpointSizes stored_sizes(const CheckpointSizes& sizes);
 
 /// Plans a recording. Throws Error(InvalidArgument) naming what to change when no schedule
 /// fits, the named schedule does not accept the budget, or the budget holds no checkpoint.

@@ -27,6 +27,17 @@ struct CodecStats {
   std::int64_t uncompressed_bytes = 0;  ///< what was given to the store before compression
   double compress_seconds = 0.0;        ///< on the caller's thread (the only one that does it)
   double decompress_seconds = 0.0;      ///< likewise, checksums included
+  /// What the plan counted on (RecordingConfig::compress_ratio): 1 when it planned as if
+  /// uncompressed; `ratio_source` says where a larger one came from.
+  double planned_ratio = 1.0;
+  std::string ratio_source = {};
+  double budget_bytes = 0.0;           ///< the RAM bytes the compressed checkpoints could take
+  std::int64_t peak_stored_bytes = 0;  ///< most of them this recording held at once (this rank)
+  std::int64_t moved_to_disk = 0;      ///< stored in RAM, over the budget: moved to disk
+  /// RAM restart checkpoints the budget holds as planned, and without compression.
+  std::int64_t restart_slots = 0, uncompressed_restart_slots = 0;
+  /// Forward steps the plan takes, and without compression (-1: the step count was not known).
+  std::int64_t forward_steps = -1, uncompressed_forward_steps = -1;
   /// uncompressed / stored, 1 when nothing was written.
   double ratio() const {
     return stored_bytes > 0 ? static_cast<double>(uncompressed_bytes) / stored_bytes : 1.0;

@@ -88,6 +88,12 @@ PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal mul
    lossy codecs, which are refused until they are supported. An unknown codec, a lossy one or a
    bad tolerance is an error naming the setter. */
 PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory, const char codec[], PetscReal tolerance);
+/* -ts_trajectory_rewind_compress_ratio: the compression ratio the RAM budget is planned with
+   (1, the default: as if uncompressed; > 1: the budget's bytes hold checkpoints of 1/ratio their
+   size; 0: measured on the initial state). Checkpoints that compress worse than planned move to
+   the disk budget's room, or stop the run on every rank. Another value is an error naming the
+   setter. */
+PetscErrorCode TSTrajectoryRewindSetCompressRatio(TSTrajectory, PetscReal ratio);
 
 /* A function told of every step of every rewind run in the process, on every rank: sweep is
    "forward" when the first sweep reached step `step` (before the trajectory stores anything of
