@@ -2,20 +2,22 @@
 """Compressed RAM checkpoints on PETSc's ex5adj, the whole program (ctest label `bench`).
 
     compress_bench.py --ex5adj PATH --rewind-lib PATH [--ranks 2 --steps 300 --grid 128
-                      --budget 10 --ratios 1.5,2 --reps 3] --json F
+                      --budget 10 --plans zstd:1.5,blosc:1.05 --spill-plans zstd:2 --disk 40
+                      --reps 3] --json F
 
 Runs PETSc's store-all `memory` trajectory and rewind at -ts_trajectory_max_cps_ram N: without
-compression, with zstd and blosc planned as uncompressed (-ts_trajectory_rewind_compress_ratio 1:
-compression saves memory, the plan is the same), and with each codec planned at each ratio given
-(the budget's bytes then hold more checkpoints). The runs are interleaved (each repetition runs
-every configuration once, in an order rotated from one repetition to the next), each rank under
-rank_probe.py. Per configuration it prints the TSStep calls (forward steps, recomputations
-included, from -log_view), the median wall time, the peak RSS (largest rank), the ratio the RAM
-store measured, the checkpoints the plan gained, the checkpoints moved to disk (none: no disk
-budget is given, and a checkpoint that does not fit stops the run), and the model: store-all's
-wall time plus the extra TSStep calls at store-all's own time per TSStep. Every run's lambda
-must be bitwise store-all's, a compressed run planned as uncompressed must take the TSStep calls
-of the run without compression, and a run planned with a ratio may not take more: the command
+compression; with each codec planned as uncompressed (-ts_trajectory_rewind_compress_ratio 1:
+compression saves memory, the plan is the same); with each codec:ratio of --plans (the budget's
+bytes then hold more checkpoints; no disk budget, so a checkpoint that does not fit stops the
+run); and with each codec:ratio of --spill-plans and --disk disk checkpoints, where what does not
+fit moves to disk. The runs are interleaved (each repetition runs every configuration once, in an
+order rotated from one repetition to the next), each rank under rank_probe.py. Per configuration
+it prints the ratio the RAM store measured, the RAM checkpoints the plan holds (and without
+compression), the checkpoints moved to disk, the TSStep calls (forward steps, recomputations
+included, from -log_view), the median wall time, the model (store-all's wall time plus the extra
+TSStep calls at store-all's own time per TSStep) and the peak RSS (largest rank). Every run's
+lambda must be bitwise store-all's, a run planned as uncompressed must take the TSStep calls of
+the run without compression, and a run planned with a ratio may not take more: the command
 exits 1 otherwise. No timing is asserted.
 """
 import os
@@ -30,42 +32,56 @@ STORED = re.compile(r"RAM checkpoints compressed by (\w+): [0-9.]+ MiB stored fo
                     r"\(([0-9.]+)x\)")
 GAINED = re.compile(r"(\d+) RAM checkpoints in the budget of [0-9.]+ MiB, (\d+) without "
                     r"compression")
+MOVED = re.compile(r"(\d+) compressed worse than planned and were moved to disk")
 
 
-def configs(n, ratios):
+def configs(n, plans, spill_plans, disk):
     memory = ["-ts_trajectory_type", "memory", "-ts_trajectory_solution_only", "0"]
     rewind = ["-ts_trajectory_type", "rewind", "-ts_trajectory_max_cps_ram", str(n)]
     out = [Config("memory", memory, "petsc", "all N in RAM"),
            Config("rewind", rewind, "rewind", f"{n} checkpoints")]
-    for codec in ("zstd", "blosc"):
-        for r in ["1"] + ratios:
-            out.append(Config(f"rewind {codec} ratio {r}",
-                              rewind + ["-ts_trajectory_rewind_compress", codec,
-                                        "-ts_trajectory_rewind_compress_ratio", r],
-                              "rewind", f"{n} checkpoints"))
+    codecs = []
+    for codec, _ in plans + spill_plans:
+        if codec not in codecs:
+            codecs.append(codec)
+    for codec, ratio, spill in ([(c, "1", False) for c in codecs] +
+                                [(c, r, False) for c, r in plans] +
+                                [(c, r, True) for c, r in spill_plans]):
+        extra = (["-ts_trajectory_max_cps_disk", str(disk), "-ts_trajectory_dirname",
+                  "checkpoints"] if spill else [])
+        out.append(Config(f"rewind {codec} ratio {ratio}" + (f" + {disk} disk" if spill else ""),
+                          rewind + ["-ts_trajectory_rewind_compress", codec,
+                                    "-ts_trajectory_rewind_compress_ratio", ratio] + extra,
+                          "rewind", f"{n} checkpoints"))
     return out
 
 
 def view_numbers(rec):
-    """The stored ratio and the checkpoints the plan holds with and without compression."""
+    """The stored ratio, the RAM checkpoints planned with and without compression, and the
+    checkpoints moved to disk, as the view says (None where it does not)."""
     try:
         with open(os.path.join(rec["dir"], "output")) as f:
             text = f.read()
     except OSError:
-        return None, None
-    stored = STORED.search(text)
-    gained = GAINED.search(text)
+        return None, None, None
+    stored, gained, moved = STORED.search(text), GAINED.search(text), MOVED.search(text)
     return (float(stored.group(2)) if stored else None,
-            (int(gained.group(1)), int(gained.group(2))) if gained else None)
+            (int(gained.group(1)), int(gained.group(2))) if gained else None,
+            int(moved.group(1)) if moved else None)
 
 
 def main():
     ap = ex5adj_arguments(__doc__, "build/bench/petsc/compress")
     ap.add_argument("--budget", type=int, default=10)
-    ap.add_argument("--ratios", default="1.5,2")
+    ap.add_argument("--plans", default="zstd:1.5,blosc:1.05",
+                    help="codec:ratio pairs, each run with that planning ratio")
+    ap.add_argument("--spill-plans", default="zstd:2",
+                    help="codec:ratio pairs run with --disk disk checkpoints, for what does not fit")
+    ap.add_argument("--disk", type=int, default=40)
     opts = ap.parse_args()
     opts.ex5adj, opts.rewind_lib = map(os.path.abspath, (opts.ex5adj, opts.rewind_lib))
-    ratios = [r for r in opts.ratios.split(",") if r]
+    plans, spill_plans = ([tuple(p.split(":")) for p in text.split(",") if p]
+                          for text in (opts.plans, opts.spill_plans))
     outputs = ["-ts_adjoint_view_solution", "binary:lambda.bin", "-viewer_binary_skip_info",
                "-ts_trajectory_view"]
     base = [opts.ex5adj, "-da_grid_x", str(opts.grid), "-da_grid_y", str(opts.grid),
@@ -74,21 +90,21 @@ def main():
     print(f"# ex5adj CN, {opts.grid}x{opts.grid}, {opts.steps} steps, {opts.ranks} ranks, "
           f"-ts_trajectory_max_cps_ram {opts.budget}, {opts.reps} repetitions; load average at "
           f"start {load_average()}", flush=True)
-    cfgs = configs(opts.budget, ratios)
+    cfgs = configs(opts.budget, plans, spill_plans, opts.disk)
     records = run_interleaved(opts, base, cfgs, os.path.abspath(opts.work), outputs)
     model = store_all_model(records["memory"])
     per_step = model[3]
     failures = []
     rows = whole_program_rows(records, cfgs, model, failures)
     for name, row in rows.items():
-        row["stored_ratio"], row["slots"] = view_numbers(records[name][0])
+        row["stored_ratio"], row["slots"], row["moved"] = view_numbers(records[name][0])
     plain = rows.get("rewind")
     print(f"\n### ex5adj CN, {opts.grid}², {opts.steps} steps, {opts.ranks} ranks, "
           f"-ts_trajectory_max_cps_ram {opts.budget} (median of {opts.reps}; model: store-all's "
           f"wall + extra TSStep calls at store-all's {per_step * 1e3:.2f} ms each)\n")
-    print("| configuration | stored ratio | RAM checkpoints (without compression) | TSStep calls | "
-          "wall s | model s | peak RSS MiB | wall vs rewind uncompressed |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| configuration | stored ratio | RAM checkpoints (without compression) | moved to disk | "
+          "TSStep calls | wall s | model s | peak RSS MiB | wall vs rewind uncompressed |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for cfg in cfgs:
         r = rows.get(cfg.name)
         if not r:
@@ -96,7 +112,8 @@ def main():
         ratio = f"{r['stored_ratio']:.2f}" if r["stored_ratio"] else ""
         slots = f"{r['slots'][0]} ({r['slots'][1]})" if r["slots"] else ""
         vs = f"{r['wall'] / plain['wall']:.3f}" if plain and cfg.kind == "rewind" else ""
-        print(f"| {cfg.name} | {ratio} | {slots} | {r['tsstep']} | {r['wall']:.2f} | "
+        moved = "" if r["moved"] is None else str(r["moved"])
+        print(f"| {cfg.name} | {ratio} | {slots} | {moved} | {r['tsstep']} | {r['wall']:.2f} | "
               f"{r['model']:.2f} | {r['rss_mib']:.1f} | {vs} |")
         if plain and cfg.name.endswith("ratio 1") and r["tsstep"] != plain["tsstep"]:
             failures.append(f"{cfg.name}: {r['tsstep']} TSStep calls, uncompressed "
