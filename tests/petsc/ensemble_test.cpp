@@ -337,6 +337,15 @@ bool check_backward(RewindEnsemble ens, const Context& c, PetscInt groups, Petsc
   return ok;
 }
 
+// The message of the error `e` was raised with, by PetscErrorMessage (which gives it as a char*
+// in PETSc 3.18 and as a const char* in later releases).
+template <class Code, class Text>
+const char* last_error_message(PetscErrorCode (*message)(Code, const char**, Text**),
+                               PetscErrorCode e) {
+  Text* specific = nullptr;
+  return message(static_cast<Code>(e), nullptr, &specific) == 0 ? specific : nullptr;
+}
+
 // -fail_task k: task k's create fails on the ranks of the group that claimed it. Every rank
 // must get an error from RewindEnsembleForward, none may hang, and each error names the task,
 // the group and the task's own words (the failing ranks' traceback holds their own error
@@ -347,8 +356,7 @@ bool task_error_reached_every_rank(RewindEnsemble ens, PetscInt fail) {
   std::vector<PetscScalar> y(kTasks);
   const PetscErrorCode got = RewindEnsembleForward(ens, kTasks, y.data());
   err = err ? err : PetscPopErrorHandler();
-  char* specific = nullptr;
-  if (got) PetscErrorMessage(got, NULL, &specific);
+  const char* specific = got ? last_error_message(PetscErrorMessage, got) : nullptr;
   const std::string message = specific ? specific : "";
   const std::string named =
       "ensemble: task " + std::to_string(fail) + " failed in its forward sweep on group ";
