@@ -65,11 +65,18 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
 void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const RecordingConfig& config,
                 const StoresConfig* stores, CheckpointSizes& sizes) {
   const double given = config.compress_ratio;
-  require(std::isfinite(given) && (given == 0.0 || given >= 1.0),
+  require(std::isfinite(given) && (given == 0.0 || (given >= 1.0 && given <= kMaxCompressRatio)),
           config.names.compress_ratio +
-              " must be 0 (measured on x_0), 1 (plan as uncompressed) or a ratio above 1, got " +
+              " must be 0 (measured on x_0), 1 (plan as uncompressed) or a ratio above 1 (at "
+              "most 1000), got " +
               std::to_string(given));
-  if (!stores || stores->store.codec.name == "none" || given == 1.0) return;
+  const bool compressed =
+      stores && !stores->store.codec.name.empty() && stores->store.codec.name != "none";
+  require(compressed || given == 1.0, config.names.compress_ratio +
+                                          " plans with compressed checkpoints, but they are not "
+                                          "compressed; choose a codec (" +
+                                          config.names.compress + ") or leave the ratio 1");
+  if (!compressed || given == 1.0) return;
   if (given > 1.0) {
     sizes.compress_ratio = given;
     sizes.compress_source = "given";

@@ -2,6 +2,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <string>
 #include <utility>
 
 #include "rewind/comm/agree.hpp"
@@ -87,12 +90,39 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   seconds_ += seconds_since(t0);
   stepper_->on_io(IoEvent::WriteEnd);
   record_.stored(k, level, {where, bytes_of(fields), std::move(variables)});
-  if (metered) keep_to_budget(k, level, stores_->ram().stats().bytes_written - before);
+  if (metered) {
+    keep_to_budget(k, level, stores_->ram().stats().bytes_written - before, bytes_of(fields));
+  }
 }
 
-void CheckpointIo::keep_to_budget(const Key& k, Level level, std::int64_t bytes) {
+namespace {
+
+// What a checkpoint key is, in the front end's words ("step 45's stages" in PETSc).
+std::string described(const Key& k, const std::string& pullback_data) {
+  const std::string step = std::to_string(k.step);
+  switch (k.kind) {
+    case Kind::Pullback:
+      return "step " + step + "'s " + pullback_data;
+    case Kind::Final:
+      return "the final state x_" + step;
+    default:
+      return "the state x_" + step;
+  }
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
+
+}  // namespace
+
+void CheckpointIo::keep_to_budget(const Key& k, Level level, std::int64_t bytes, std::int64_t raw) {
   ram_stored_[{k, level}] = bytes;
   ram_stored_bytes_ += bytes;
+  ram_put_stored_ += bytes;
+  ram_put_raw_ += raw;
   const MPI_Comm comm = stores_->comm();
   const int rank = comm::comm_rank(comm);
   // The highest rank over the budget, plus one (0: none).
@@ -117,19 +147,26 @@ void CheckpointIo::keep_to_budget(const Key& k, Level level, std::int64_t bytes)
     ++over_budget_moves_;
     return;
   }
-  std::int64_t said[2] = {ram_stored_bytes_, bytes};
-  comm::mpi_check(MPI_Bcast(said, 2, MPI_INT64_T, over - 1, comm),
+  // The over rank's numbers, for the same message on every rank.
+  std::int64_t said[4] = {ram_stored_bytes_, bytes, ram_put_raw_, ram_put_stored_};
+  comm::mpi_check(MPI_Bcast(said, 4, MPI_INT64_T, over - 1, comm),
                   "MPI_Bcast (compressed RAM budget)");
+  const std::string disk =
+      own == 0 ? "there is no disk budget to move it to"
+               : "the disk budget has no room left to move it to (what the schedule puts there " +
+                     std::string("and ") + std::to_string(spilled()) + " checkpoints moved before)";
   throw Error(ErrorCode::InvalidArgument,
               "compressed RAM checkpoints take more than their budget: on rank " +
                   std::to_string(over - 1) + " they would take " + std::to_string(said[0]) +
-                  " bytes with " + storage::to_string(k) + " (" + std::to_string(said[1]) +
-                  " bytes), over the budget of " +
+                  " bytes with " + described(k, plan_->pullback_data) + " (" +
+                  std::to_string(said[1]) + " bytes), over the budget of " +
                   std::to_string(static_cast<long long>(plan_->compressed_budget)) +
                   " bytes planned with a compression ratio of " +
-                  std::to_string(plan_->sizes.compress_ratio) + " (" +
-                  plan_->sizes.compress_source + "), and there is no disk room to move it to: " +
-                  "the states compress worse than planned. " + plan_->over_budget_advice);
+                  number(plan_->sizes.compress_ratio) + " (" + plan_->sizes.compress_source +
+                  "), where that rank's checkpoints so far compressed " +
+                  number(static_cast<double>(said[2]) /
+                         static_cast<double>(std::max<std::int64_t>(said[3], 1))) +
+                  " to 1 on average; " + disk + ". " + plan_->over_budget_advice);
 }
 
 void CheckpointIo::move_to_disk(const Key& k, Level level) {

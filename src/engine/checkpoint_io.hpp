@@ -97,7 +97,8 @@ class CheckpointIo {
   // Checkpoint `k`, just put in RAM for `level` and taking `bytes` there, against the compressed
   // budget: agreed over the ranks; moved to disk on every rank when it does not fit on one, or
   // an error on every rank when the disk has no room either. Collective.
-  void keep_to_budget(const Key& k, Level level, std::int64_t bytes);
+  // `raw`: its bytes before compression.
+  void keep_to_budget(const Key& k, Level level, std::int64_t bytes, std::int64_t raw);
   // Moves RAM checkpoint `k` (placed at `level`) to the disk store. Collective (the disk put).
   void move_to_disk(const Key& k, Level level);
   // Forgets what RAM checkpoint `k` (placed at `level`) took, when it leaves the RAM store.
@@ -118,6 +119,7 @@ class CheckpointIo {
   double seconds_ = 0.0;
   std::map<std::pair<Key, Level>, std::int64_t> ram_stored_;  // with Plan::compressed_budget
   std::int64_t ram_stored_bytes_ = 0, ram_stored_peak_ = 0, over_budget_moves_ = 0;
+  std::int64_t ram_put_raw_ = 0, ram_put_stored_ = 0;  // every RAM put's bytes, before and after
 };
 
 }  // namespace rwd::engine::detail

@@ -371,6 +371,8 @@ static Plan plan_sized(const RecordingConfig& config, const CheckpointSizes& siz
 // is smaller; 0 for no RAM budget.
 static double ram_budget_bytes(const RecordingConfig& config, const CheckpointSizes& sizes) {
   const std::int64_t ram = config.params.ram;
+  const std::int64_t steps = config.params.steps;
+  if (config.ram_bytes <= 0 && steps > 0 && ram >= steps) return 0.0;  // every step fits anyway
   double bytes = 0.0;
   if (ram > 0 && ram < kHugeSlots)
     bytes = static_cast<double>(ram) * static_cast<double>(slot_bytes_of(config, sizes));
@@ -413,9 +415,11 @@ Plan plan_recording(const RecordingConfig& config, const CheckpointSizes& sizes)
   plan.compressed_budget = budget;
   // Claims count the slots of uncompressed checkpoints the planned bytes fill.
   plan.slot_bytes = slot_bytes_of(config, plain);
+  plan.pullback_data = config.names.pullback_data;
   plan.over_budget_advice = "Plan with a lower ratio (" + config.names.compress_ratio +
-                            "; 1: as if uncompressed), or give disk checkpoints (" +
-                            config.names.disk + ") for the checkpoints that do not fit";
+                            "; 1: as if uncompressed), or give disk checkpoints, or more of "
+                            "them (" +
+                            config.names.disk + "), for the checkpoints that do not fit";
   try {
     const Plan without = plan_sized(config, plain);
     plan.uncompressed_restart_slots = without.restart_slots;

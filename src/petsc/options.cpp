@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "rewind/engine/plan.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/storage/codec.hpp"
@@ -175,12 +176,13 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
     PetscCall(parse_number(comm, "-ts_trajectory_rewind_compress_ratio", t.compress_ratio,
                            "0: measured on the initial state, 1: plan as uncompressed",
                            o.compress_ratio));
-    PetscCheck(
-        std::isfinite((double)o.compress_ratio) && (o.compress_ratio == 0 || o.compress_ratio >= 1),
-        comm, PETSC_ERR_ARG_OUTOFRANGE,
-        "-ts_trajectory_rewind_compress_ratio must be 0 (measured on the initial state), 1 "
-        "(plan as uncompressed) or a ratio above 1, got %s",
-        t.compress_ratio);
+    PetscCheck(std::isfinite((double)o.compress_ratio) &&
+                   (o.compress_ratio == 0 ||
+                    (o.compress_ratio >= 1 && o.compress_ratio <= engine::kMaxCompressRatio)),
+               comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "-ts_trajectory_rewind_compress_ratio must be 0 (measured on the initial state), 1 "
+               "(plan as uncompressed) or a ratio above 1 (at most %g), got %s",
+               engine::kMaxCompressRatio, t.compress_ratio);
   }
   PetscCheck(!storage::codec_is_lossy(o.compress), comm, PETSC_ERR_SUP,
              "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "
@@ -279,11 +281,13 @@ PetscErrorCode read_compress_options(const Options& o, Texts& t,
   std::snprintf(t.compress_ratio, sizeof t.compress_ratio, "%g", (double)o.compress_ratio);
   PetscCall(PetscOptionsString(
       "-ts_trajectory_rewind_compress_ratio",
-      "The compression ratio RAM budgets are planned with: 1 plans as uncompressed, 0 measures "
-      "it on the initial state (times 0.8); checkpoints that compress worse than planned move to "
-      "disk, or stop the run when the disk budget has no room",
-      "TSTrajectoryRewindSetCompress", t.compress_ratio, t.compress_ratio, sizeof t.compress_ratio,
-      &t.compress_ratio_set));
+      "The compression ratio the RAM budget is planned with (with -ts_trajectory_rewind_compress): "
+      "1 plans as uncompressed; r > 1 makes -ts_trajectory_max_cps_ram N the bytes of N "
+      "uncompressed checkpoints and fills them with checkpoints of 1/r their size; 0 measures r "
+      "on the initial state (times 0.8). Checkpoints that compress worse than planned move to the "
+      "disk budget's room, or stop the run",
+      "TSTrajectoryRewindSetCompressRatio", t.compress_ratio, t.compress_ratio,
+      sizeof t.compress_ratio, &t.compress_ratio_set));
   PetscFunctionReturn(0);
 }
 

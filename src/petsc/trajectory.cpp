@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -335,11 +336,12 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[]
 PetscErrorCode TSTrajectoryRewindSetCompressRatio(TSTrajectory tj, PetscReal ratio) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
-  PetscCheck(std::isfinite((double)ratio) && (ratio == 0 || ratio >= 1),
+  PetscCheck(std::isfinite((double)ratio) &&
+                 (ratio == 0 || (ratio >= 1 && ratio <= rwd::engine::kMaxCompressRatio)),
              PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
              "TSTrajectoryRewindSetCompressRatio: the ratio must be 0 (measured on the initial "
-             "state), 1 (plan as uncompressed) or a ratio above 1, got %g",
-             (double)ratio);
+             "state), 1 (plan as uncompressed) or a ratio above 1 (at most %g), got %g",
+             rwd::engine::kMaxCompressRatio, (double)ratio);
   options(tj).compress_ratio = ratio;
   PetscFunctionReturn(0);
 }
@@ -470,6 +472,12 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->ram_peak_bytes = (PetscReal)s.ram.peak_bytes;
   out->ram_peak_checkpoints = (PetscInt)s.ram.peak;
   out->disk_peak_bytes = (PetscReal)s.disk.peak_bytes;
+  out->ram_stored_bytes = (PetscReal)s.ram_codec.stored_bytes;
+  out->ram_uncompressed_bytes = (PetscReal)s.ram_codec.uncompressed_bytes;
+  out->compress_ratio = s.ram_codec.planned_ratio;
+  out->ram_checkpoints_planned = (PetscInt)s.ram_codec.restart_slots;
+  out->ram_checkpoints_uncompressed = (PetscInt)s.ram_codec.uncompressed_restart_slots;
+  out->moved_to_disk = (PetscInt)s.ram_codec.moved_to_disk;
   PetscFunctionReturn(0);
 }
 

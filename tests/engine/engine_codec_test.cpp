@@ -166,8 +166,21 @@ TEST(EngineCodec, WorseThanPlannedMovesToDiskOrStops) {
     EXPECT_NE(m.find("Plan with a lower ratio (RecordingConfig::compress_ratio"), std::string::npos)
         << m;
   }
+  // A ratio with nothing compressed is refused, naming both settings.
+  c.store.codec.name = "none";
+  try {
+    adjoint(*stepper, c);
+    ADD_FAILURE() << "a ratio without a codec was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("RecordingConfig::compress_ratio plans with compressed "
+                                         "checkpoints, but they are not compressed; choose a "
+                                         "codec (StoreConfig::codec)"),
+              std::string::npos)
+        << e.what();
+  }
+  c.store.codec.name = "zstd";
   // A ratio that is not one is refused by name before anything runs.
-  for (double bad : {0.5, -1.0, std::nan("")}) {
+  for (double bad : {0.5, -1.0, 1e300, std::nan("")}) {
     c.compress_ratio = bad;
     try {
       adjoint(*stepper, c);

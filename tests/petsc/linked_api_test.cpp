@@ -154,9 +154,21 @@ int main(int argc, char** argv) {
   PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, 3, 40));  // room for every step's state
   PetscCall(TSTrajectoryRewindSetCompressRatio(tj, 4));
   PetscCall(rwd::testing::decay_solve(p, got));
-  const PetscBool ratio_ok = same_bits(got, reference) ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "planned with ratio 4: lambda %s store-all\n",
-                        ratio_ok ? "bitwise equal to" : "DIFFERS from"));
+  TSTrajectoryRewindStats cs;
+  PetscCall(TSTrajectoryRewindGetStats(tj, &cs));
+  const PetscBool ratio_ok = same_bits(got, reference) && cs.compress_ratio == 4 &&
+                                     cs.moved_to_disk > 0 && cs.ram_stored_bytes > 0 &&
+                                     cs.ram_uncompressed_bytes > 0 &&
+                                     cs.ram_checkpoints_planned > cs.ram_checkpoints_uncompressed
+                                 ? PETSC_TRUE
+                                 : PETSC_FALSE;
+  PetscCall(PetscPrintf(
+      PETSC_COMM_WORLD,
+      "planned with ratio %g: %" PetscInt_FMT " RAM checkpoints for %" PetscInt_FMT
+      ", %" PetscInt_FMT " moved to disk; lambda %s store-all\n",
+      (double)cs.compress_ratio, cs.ram_checkpoints_planned, cs.ram_checkpoints_uncompressed,
+      cs.moved_to_disk,
+      ratio_ok ? "bitwise equal to (stats consistent)" : "DIFFERS from (or stats wrong)"));
   ok = (PetscBool)(ok && ratio_ok);
   PetscCall(TSTrajectoryRewindSetCompressRatio(tj, 1));
   PetscCall(TSTrajectoryRewindSetCompress(tj, "none", 0));

@@ -34,6 +34,12 @@
                                              budget)
      -ts_trajectory_rewind_recompute_warning <x>  warn when a plan recomputes more than x times
                                              the steps it reverses (default 10; 0: never)
+     -ts_trajectory_rewind_fsal_restart <bool>  restart first-same-as-last methods from the
+                                             solution where that gives the same bits
+     -ts_trajectory_rewind_compress <codec>  compress RAM checkpoints: none, zstd or blosc
+     -ts_trajectory_rewind_compress_ratio <r>  plan the RAM budget with checkpoints of 1/r
+                                             their size (default 1: as if uncompressed; 0:
+                                             measured on the initial state)
 
    Events (TSSetEventHandler) and a TSSolve that continues the step numbering split a run into
    segments, each planned with what the segments before it leave of the budget; see
@@ -139,6 +145,14 @@ typedef struct {
   PetscInt ram_peak_checkpoints; /* most RAM checkpoints live at once, of either size */
   PetscReal disk_peak_bytes;     /* most bytes held in disk checkpoints at once (this rank's part
                                     of the parallel HDF5 file) */
+  /* Compressed RAM checkpoints (-ts_trajectory_rewind_compress): the bytes stored on this rank
+     and what they held before compression (ram_peak and the other byte counts above count them
+     uncompressed); the ratio the budget was planned with (-ts_trajectory_rewind_compress_ratio;
+     1: as if uncompressed), the RAM checkpoints the budget holds as planned and without
+     compression, and the checkpoints that compressed worse than planned and were moved to
+     disk. */
+  PetscReal ram_stored_bytes, ram_uncompressed_bytes, compress_ratio;
+  PetscInt ram_checkpoints_planned, ram_checkpoints_uncompressed, moved_to_disk;
 } TSTrajectoryRewindStats;
 PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
 
