@@ -70,8 +70,8 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
               " must be 0 (measured on x_0), 1 (plan as uncompressed) or a ratio above 1 (at "
               "most 1000), got " +
               std::to_string(given));
-  const bool compressed =
-      stores && !stores->store.codec.name.empty() && stores->store.codec.name != "none";
+  if (!stores) return;  // planned without its stores (plan_for()): as if uncompressed
+  const bool compressed = !stores->store.codec.name.empty() && stores->store.codec.name != "none";
   require(compressed || given == 1.0, config.names.compress_ratio +
                                           " plans with compressed checkpoints, but they are not "
                                           "compressed; choose a codec (" +

@@ -181,8 +181,8 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
                     (o.compress_ratio >= 1 && o.compress_ratio <= engine::kMaxCompressRatio)),
                comm, PETSC_ERR_ARG_OUTOFRANGE,
                "-ts_trajectory_rewind_compress_ratio must be 0 (measured on the initial state), 1 "
-               "(plan as uncompressed) or a ratio above 1 (at most %g), got %s",
-               engine::kMaxCompressRatio, t.compress_ratio);
+               "(plan as uncompressed) or a ratio above 1 (at most %d), got %s",
+               (int)engine::kMaxCompressRatio, t.compress_ratio);
   }
   PetscCheck(!storage::codec_is_lossy(o.compress), comm, PETSC_ERR_SUP,
              "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "

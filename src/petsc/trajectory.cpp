@@ -340,8 +340,8 @@ PetscErrorCode TSTrajectoryRewindSetCompressRatio(TSTrajectory tj, PetscReal rat
                  (ratio == 0 || (ratio >= 1 && ratio <= rwd::engine::kMaxCompressRatio)),
              PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
              "TSTrajectoryRewindSetCompressRatio: the ratio must be 0 (measured on the initial "
-             "state), 1 (plan as uncompressed) or a ratio above 1 (at most %g), got %g",
-             rwd::engine::kMaxCompressRatio, (double)ratio);
+             "state), 1 (plan as uncompressed) or a ratio above 1 (at most %d), got %g",
+             (int)rwd::engine::kMaxCompressRatio, (double)ratio);
   options(tj).compress_ratio = ratio;
   PetscFunctionReturn(0);
 }

@@ -136,6 +136,9 @@ struct CheckpointSizes {
 /// measured one plans as uncompressed.
 inline constexpr double kCompressMargin = 0.8;
 inline constexpr double kCompressMinRatio = 1.05;
+/// The largest ratio a plan takes (a larger one is an error naming
+/// RecordingConfig::compress_ratio).
+inline constexpr double kMaxCompressRatio = 1000.0;
 
 /// A planned recording: the schedule and what it runs with.
 struct Plan {
@@ -174,9 +177,9 @@ struct Plan {
   /// restart slots, and its forward steps when the step count is known).
   std::int64_t uncompressed_restart_slots = 0;
   std::optional<std::int64_t> uncompressed_forward_steps;
-  /// With compressed_budget: what the user can change when checkpoints do not fit, by the front
-  /// end's names.
-  std::string over_budget_advice;
+  /// With compressed_budget: what the user can change when checkpoints do not fit, and what the
+  /// front end calls pullback data, by the front end's names.
+  std::string over_budget_advice, pullback_data;
 };
 
 /// True when the two kinds of checkpoint differ in size, or pullback data holds the next state:
