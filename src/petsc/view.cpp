@@ -174,8 +174,10 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
   PetscCall(PetscViewerASCIIPrintf(
       viewer,
       "    compressed RAM checkpoints took at most %s of the budget (this rank); %lld compressed "
-      "worse than planned and were moved to disk\n",
-      mib((double)c.peak_stored_bytes).c_str(), (long long)c.moved_to_disk));
+      "worse than planned and were moved to disk%s\n",
+      mib((double)c.peak_stored_bytes).c_str(), (long long)c.moved_to_disk,
+      c.moved_to_disk > 0 ? " (a write and a read each, which the plan's cost does not count)"
+                          : ""));
   PetscFunctionReturn(0);
 }
 
