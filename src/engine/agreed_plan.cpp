@@ -90,9 +90,17 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
     stored += static_cast<std::int64_t>(storage::encode_block(stores->store.codec, f.data, block));
     raw += static_cast<std::int64_t>(f.data.size_bytes());
   }
-  double smallest = stored > 0 ? static_cast<double>(raw) / static_cast<double>(stored) : DBL_MAX;
-  comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_DOUBLE, MPI_MIN, comm),
+  // The smallest ratio is the largest inverse, agreed as an integer in units of 1e-9: a MIN of
+  // doubles makes OpenMPI load its AVX reduction, whose state LeakSanitizer's tracer crashed on
+  // at exit.
+  constexpr double kScale = 1e9;
+  std::uint64_t inverse =
+      raw > 0 ? static_cast<std::uint64_t>(
+                    std::ceil(kScale * static_cast<double>(stored) / static_cast<double>(raw)))
+              : 0;
+  comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &inverse, 1, MPI_UINT64_T, MPI_MAX, comm),
                   "MPI_Allreduce (compression ratio)");
+  const double smallest = inverse > 0 ? kScale / static_cast<double>(inverse) : DBL_MAX;
   if (smallest == DBL_MAX) return;
   char what[64];
   std::snprintf(what, sizeof what, "measured on x_0 (%.3g)", smallest);
