@@ -1,6 +1,5 @@
 #include "agreed_plan.hpp"
 
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -65,11 +64,7 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
 void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const RecordingConfig& config,
                 const StoresConfig* stores, CheckpointSizes& sizes) {
   const double given = config.compress_ratio;
-  require(std::isfinite(given) && (given == 0.0 || (given >= 1.0 && given <= kMaxCompressRatio)),
-          config.names.compress_ratio +
-              " must be 0 (measured on x_0), 1 (plan as uncompressed) or a ratio above 1 (at "
-              "most 1000), got " +
-              std::to_string(given));
+  check_compress_ratio(given, config.names.compress_ratio);
   if (!stores) return;  // planned without its stores (plan_for()): as if uncompressed
   const bool compressed = !stores->store.codec.name.empty() && stores->store.codec.name != "none";
   require(compressed || given == 1.0, config.names.compress_ratio +
@@ -100,8 +95,8 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
               : 0;
   comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &inverse, 1, MPI_UINT64_T, MPI_MAX, comm),
                   "MPI_Allreduce (compression ratio)");
-  const double smallest = inverse > 0 ? kScale / static_cast<double>(inverse) : DBL_MAX;
-  if (smallest == DBL_MAX) return;
+  if (inverse == 0) return;  // no rank has data
+  const double smallest = kScale / static_cast<double>(inverse);
   char what[64];
   std::snprintf(what, sizeof what, "measured on x_0 (%.3g)", smallest);
   sizes.compress_source = what;

@@ -89,10 +89,9 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   store(where).put(k, {v, {}});
   seconds_ += seconds_since(t0);
   stepper_->on_io(IoEvent::WriteEnd);
-  record_.stored(k, level, {where, bytes_of(fields), std::move(variables)});
-  if (metered) {
-    keep_to_budget(k, level, stores_->ram().stats().bytes_written - before, bytes_of(fields));
-  }
+  const std::int64_t raw = bytes_of(fields);
+  record_.stored(k, level, {where, raw, std::move(variables)});
+  if (metered) keep_to_budget(k, level, stores_->ram().stats().bytes_written - before, raw);
 }
 
 namespace {
@@ -153,8 +152,9 @@ void CheckpointIo::keep_to_budget(const Key& k, Level level, std::int64_t bytes,
                   "MPI_Bcast (compressed RAM budget)");
   const std::string disk =
       own == 0 ? "there is no disk budget to move it to"
-               : "the disk budget has no room left to move it to (what the schedule puts there " +
-                     std::string("and ") + std::to_string(spilled()) + " checkpoints moved before)";
+               : "the disk budget has no room left to move it to (what the schedule puts there "
+                 "and " +
+                     std::to_string(spilled()) + " checkpoints moved before)";
   throw Error(ErrorCode::InvalidArgument,
               "compressed RAM checkpoints take more than their budget: on rank " +
                   std::to_string(over - 1) + " they would take " + std::to_string(said[0]) +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -379,6 +380,18 @@ static double ram_budget_bytes(const RecordingConfig& config, const CheckpointSi
   if (config.ram_bytes > 0)
     bytes = bytes > 0 ? std::min(bytes, config.ram_bytes) : config.ram_bytes;
   return bytes;
+}
+
+void check_compress_ratio(double ratio, const std::string& name) {
+  if (std::isfinite(ratio) && (ratio == 0.0 || (ratio >= 1.0 && ratio <= kMaxCompressRatio))) {
+    return;
+  }
+  char text[160];
+  std::snprintf(text, sizeof text,
+                " must be 0 (measured on the initial state), 1 (plan as uncompressed) or a ratio "
+                "above 1 (at most %g), got %g",
+                kMaxCompressRatio, ratio);
+  throw Error(ErrorCode::InvalidArgument, name + text);
 }
 
 CheckpointSizes stored_sizes(const CheckpointSizes& sizes) {

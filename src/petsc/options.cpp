@@ -176,13 +176,12 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
     PetscCall(parse_number(comm, "-ts_trajectory_rewind_compress_ratio", t.compress_ratio,
                            "0: measured on the initial state, 1: plan as uncompressed",
                            o.compress_ratio));
-    PetscCheck(std::isfinite((double)o.compress_ratio) &&
-                   (o.compress_ratio == 0 ||
-                    (o.compress_ratio >= 1 && o.compress_ratio <= engine::kMaxCompressRatio)),
-               comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "-ts_trajectory_rewind_compress_ratio must be 0 (measured on the initial state), 1 "
-               "(plan as uncompressed) or a ratio above 1 (at most %d), got %s",
-               (int)engine::kMaxCompressRatio, t.compress_ratio);
+    try {
+      engine::check_compress_ratio(static_cast<double>(o.compress_ratio),
+                                   "-ts_trajectory_rewind_compress_ratio");
+    } catch (const Error& e) {
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
+    }
   }
   PetscCheck(!storage::codec_is_lossy(o.compress), comm, PETSC_ERR_SUP,
              "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "

@@ -336,12 +336,12 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[]
 PetscErrorCode TSTrajectoryRewindSetCompressRatio(TSTrajectory tj, PetscReal ratio) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
-  PetscCheck(std::isfinite((double)ratio) &&
-                 (ratio == 0 || (ratio >= 1 && ratio <= rwd::engine::kMaxCompressRatio)),
-             PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
-             "TSTrajectoryRewindSetCompressRatio: the ratio must be 0 (measured on the initial "
-             "state), 1 (plan as uncompressed) or a ratio above 1 (at most %d), got %g",
-             (int)rwd::engine::kMaxCompressRatio, (double)ratio);
+  try {
+    rwd::engine::check_compress_ratio(static_cast<double>(ratio),
+                                      "TSTrajectoryRewindSetCompressRatio: the ratio");
+  } catch (const rwd::Error& e) {
+    SETERRQ(PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
+  }
   options(tj).compress_ratio = ratio;
   PetscFunctionReturn(0);
 }

@@ -200,6 +200,10 @@ std::int64_t slots_filled(double bytes, std::int64_t slot_bytes);
 /// one policy for a recording's claims (planned, held and parked).
 std::int64_t claimed_slots(const Plan& plan, std::int64_t count, double bytes);
 
+/// Throws Error(InvalidArgument) naming `name` unless `ratio` is a RecordingConfig::compress_ratio:
+/// 0, or from 1 to kMaxCompressRatio. The one check of every front end (options and setters).
+void check_compress_ratio(double ratio, const std::string& name);
+
 /// The sizes checkpoints are planned with: `sizes` with each kind divided by its compression
 /// ratio (rounded up), and a ratio of 1.
 CheckpointSizes stored_sizes(const CheckpointSizes& sizes);
