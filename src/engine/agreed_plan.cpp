@@ -1,7 +1,9 @@
 #include "agreed_plan.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "checkpoint_io.hpp"
@@ -85,18 +87,13 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
     stored += static_cast<std::int64_t>(storage::encode_block(stores->store.codec, f.data, block));
     raw += static_cast<std::int64_t>(f.data.size_bytes());
   }
-  // The smallest ratio is the largest inverse, agreed as an integer in units of 1e-9: a MIN of
-  // doubles makes OpenMPI load its AVX reduction, whose state LeakSanitizer's tracer crashed on
-  // at exit.
-  constexpr double kScale = 1e9;
-  std::uint64_t inverse =
-      raw > 0 ? static_cast<std::uint64_t>(
-                    std::ceil(kScale * static_cast<double>(stored) / static_cast<double>(raw)))
-              : 0;
-  comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &inverse, 1, MPI_UINT64_T, MPI_MAX, comm),
+  // A rank with no data takes no part (+inf); none with data leaves the plan uncompressed.
+  double smallest =
+      raw > 0 ? static_cast<double>(raw) / static_cast<double>(std::max<std::int64_t>(stored, 1))
+              : std::numeric_limits<double>::infinity();
+  comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_DOUBLE, MPI_MIN, comm),
                   "MPI_Allreduce (compression ratio)");
-  if (inverse == 0) return;  // no rank has data
-  const double smallest = kScale / static_cast<double>(inverse);
+  if (!std::isfinite(smallest)) return;  // no rank has data
   char what[64];
   std::snprintf(what, sizeof what, "measured on x_0 (%.3g)", smallest);
   sizes.compress_source = what;
