@@ -48,6 +48,7 @@ namespace {
 
 struct AppOptions : CheckOptions {
   PetscBool compare = PETSC_FALSE, progress = PETSC_TRUE;
+  PetscReal compare_rtol = 0;
 };
 
 PetscErrorCode read_options(const char* app, AppOptions* o) {
@@ -58,6 +59,11 @@ PetscErrorCode read_options(const char* app, AppOptions* o) {
                              "Re-run with a store-all trajectory; fail unless the gradients are "
                              "bitwise identical",
                              "", o->compare, &o->compare, nullptr));
+  PetscCall(PetscOptionsReal("-compare_storeall_rtol",
+                             "With -compare_storeall: pass when each gradient is within this of "
+                             "store-all's, relative to its largest entry (lossy checkpoints: "
+                             "-ts_trajectory_rewind_compress zfp); 0: bitwise",
+                             "", o->compare_rtol, &o->compare_rtol, nullptr));
   PetscCall(PetscOptionsBool("-progress", "Show progress of long runs", "", o->progress,
                              &o->progress, nullptr));
   PetscOptionsEnd();
@@ -68,6 +74,8 @@ AppOptions read_options(const char* app) {
   AppOptions o;
   REWIND_APP_CALL(read_options(app, &o));
   validate(o);
+  rwd::require(o.compare_rtol >= 0 && o.compare_rtol < 1,
+               "-compare_storeall_rtol must be in [0, 1), got " + std::to_string(o.compare_rtol));
   return o;
 }
 
@@ -145,9 +153,14 @@ int run(const ProblemFactory& make, const char* program) {
     c.fields.push_back(compare_bits("dJ/du0", main.g_u0, ref.g_u0));
     if (main.g_p) c.fields.push_back(compare_bits("dJ/d" + rep.parameter, main.g_p, ref.g_p));
     c.identical = ref.steps == main.steps;
-    for (const auto& f : c.fields) c.identical = c.identical && f.differing == 0;
+    c.rtol = opt.compare_rtol;
+    c.passed = c.identical;
+    for (const auto& f : c.fields) {
+      c.identical = c.identical && f.differing == 0;
+      c.passed = c.passed && (f.differing == 0 || f.relative_diff() <= c.rtol);
+    }
     print0(compare_text(c));
-    if (!c.identical) code = 1;
+    if (!c.passed) code = 1;
     rep.compare = c;
   }
   if (opt.taylor) {

@@ -16,6 +16,7 @@ FieldComparison compare_bits(const std::string& name, Vec a, Vec b) {
   REWIND_APP_CALL(VecGetArrayRead(a, &x));
   REWIND_APP_CALL(VecGetArrayRead(b, &y));
   for (PetscInt i = 0; i < n; ++i) {
+    f.max_abs_reference = std::max(f.max_abs_reference, PetscAbsScalar(y[i]));
     if (std::memcmp(&x[i], &y[i], sizeof(PetscScalar)) != 0) {
       ++f.differing;
       f.max_abs_diff = std::max(f.max_abs_diff, PetscAbsScalar(x[i] - y[i]));
@@ -26,6 +27,7 @@ FieldComparison compare_bits(const std::string& name, Vec a, Vec b) {
   MPI_Comm comm = PetscObjectComm((PetscObject)a);
   allreduce(&f.differing, 1, MPIU_INT, MPI_SUM, comm);
   allreduce(&f.max_abs_diff, 1, MPIU_REAL, MPI_MAX, comm);
+  allreduce(&f.max_abs_reference, 1, MPIU_REAL, MPI_MAX, comm);
   return f;
 }
 

@@ -28,12 +28,13 @@ std::string compare_json(const CompareReport& c) {
     const auto& f = c.fields[k];
     JsonObject o;
     o.str("name", f.name).integer("size", ll(f.size)).integer("differing", ll(f.differing));
-    o.num("max_abs_diff", f.max_abs_diff);
+    o.num("max_abs_diff", f.max_abs_diff).num("relative_diff", f.relative_diff());
     fields += (k ? ", " : "") + o.done();
   }
   fields += "]";
   JsonObject o;
   o.str("reference", c.reference).raw("fields", fields).boolean("identical", c.identical);
+  o.num("rtol", c.rtol).boolean("passed", c.passed);
   return o.done();
 }
 
@@ -241,12 +242,21 @@ std::string compare_text(const CompareReport& c) {
     if (f.differing == 0) {
       os << format("  %-10s bitwise identical (%lld values)\n", f.name.c_str(), ll(f.size));
     } else {
-      os << format("  %-10s %lld of %lld values differ, by up to %.3e\n", f.name.c_str(),
-                   ll(f.differing), ll(f.size), (double)f.max_abs_diff);
+      os << format("  %-10s %lld of %lld values differ, by up to %.3e (%.3e relative)\n",
+                   f.name.c_str(), ll(f.differing), ll(f.size), (double)f.max_abs_diff,
+                   (double)f.relative_diff());
     }
   }
-  os << (c.identical ? "Store-all comparison passed: the gradients are bitwise identical\n"
-                     : "Store-all comparison FAILED: the gradients differ\n");
+  if (c.identical) {
+    os << "Store-all comparison passed: the gradients are bitwise identical\n";
+  } else if (c.rtol > 0) {
+    os << format(
+        "Store-all comparison %s: the gradients differ, %s %.1e relative "
+        "(-compare_storeall_rtol)\n",
+        c.passed ? "passed" : "FAILED", c.passed ? "within" : "by more than", (double)c.rtol);
+  } else {
+    os << "Store-all comparison FAILED: the gradients differ\n";
+  }
   return os.str();
 }
 

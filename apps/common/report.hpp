@@ -84,12 +84,19 @@ struct FieldComparison {
   std::string name;
   PetscInt size = 0, differing = 0;
   PetscReal max_abs_diff = 0;
+  PetscReal max_abs_reference = 0;  ///< the reference's largest entry
+  /// The largest difference relative to the reference's largest entry.
+  PetscReal relative_diff() const {
+    return max_abs_reference > 0 ? max_abs_diff / max_abs_reference : max_abs_diff;
+  }
 };
 
 struct CompareReport {
   std::string reference;  ///< what the gradients were compared with
   std::vector<FieldComparison> fields;
   bool identical = false;
+  PetscReal rtol = 0;   ///< -compare_storeall_rtol: 0 asks for the same bits
+  bool passed = false;  ///< identical, or every field within rtol
 };
 
 /// Everything the summaries print.

@@ -55,7 +55,9 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
                            {"StoresConfig::ram_store", setting_hash(st->ram_store)},
                            {"StoresConfig::disk_store", setting_hash(st->disk_store)},
                            {n.compress, setting_hash(st->store.codec.name)},
-                           {n.compress + " tolerance", setting_hash(st->store.codec.tolerance)}});
+                           {n.compress + " tolerance", setting_hash(st->store.codec.tolerance)},
+                           {n.compress + " precision", setting_hash(st->store.codec.precision)},
+                           {n.lossy_pullbacks, setting_hash(st->lossy_pullbacks)}});
   }
   return out;
 }
@@ -79,12 +81,18 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
     sizes.compress_source = "given";
     return;
   }
+  // Under a lossy codec that keeps pullback data exact (zstd), the plan counts on the smaller
+  // of the two ratios: one ratio plans every kind of checkpoint.
+  const bool exact_too =
+      storage::codec_is_lossy(stores->store.codec.name) && !stores->lossy_pullbacks;
   std::int64_t raw = 0, stored = 0;
   std::vector<std::byte> block;
   for (const Field& f : restart) {
     if (f.data.empty()) continue;
     block.clear();
-    stored += static_cast<std::int64_t>(storage::encode_block(stores->store.codec, f.data, block));
+    std::size_t bytes = storage::encode_block(stores->store.codec, f.data, block);
+    if (exact_too) bytes = std::max(bytes, storage::encode_block({"zstd", 0.0, 0}, f.data, block));
+    stored += static_cast<std::int64_t>(bytes);
     raw += static_cast<std::int64_t>(f.data.size_bytes());
   }
   // A rank with no data takes no part (+inf); none with data leaves the plan uncompressed.

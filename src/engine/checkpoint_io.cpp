@@ -86,7 +86,11 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   const auto t0 = SteadyClock::now();
   const bool metered = where == Level::Ram && plan_->compressed_budget > 0;
   const std::int64_t before = metered ? stores_->ram().stats().bytes_written : 0;
-  store(where).put(k, {v, {}});
+  // Under a lossy codec only restart states may lose bits (and pullback data when the stores
+  // allow it): a final state, and pullback data by default, are kept exactly.
+  const bool exact =
+      k.kind == Kind::Final || (k.kind == Kind::Pullback && !stores_->config().lossy_pullbacks);
+  store(where).put(k, {v, {}, exact});
   seconds_ += seconds_since(t0);
   stepper_->on_io(IoEvent::WriteEnd);
   const std::int64_t raw = bytes_of(fields);

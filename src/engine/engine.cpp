@@ -13,6 +13,7 @@ StoresConfig stores_config(const EngineConfig& c) {
   s.store = c.store;
   s.ram_store = c.ram_store;
   s.disk_store = c.disk_store;
+  s.lossy_pullbacks = c.lossy_pullbacks;
   return s;
 }
 

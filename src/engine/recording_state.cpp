@@ -7,6 +7,7 @@
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/storage/codec.hpp"
 
 namespace rwd::engine::detail {
 
@@ -41,7 +42,8 @@ RecordingState::RecordingState(Stepper& s, std::shared_ptr<Stores> st, const Rec
   prefetch_at_start = stores->prefetch_stats();
   ram_at_start = stores->ram().stats();
   check = detail::ReplayCheck(comm::comm_rank(stores->comm()), config.verify_tolerance,
-                              config.names.verify_tolerance, config.verify_note);
+                              config.names.verify_tolerance, config.verify_note,
+                              storage::codec_is_lossy(stores->config().store.codec.name));
   remember(0);
 }
 

@@ -43,13 +43,16 @@ class ReplayCheck {
   /// `rank`: this rank on the recording's communicator, for messages. `tolerance` > 0 accepts a
   /// recomputed field that differs by at most that much (relative_difference()); 0 asks for
   /// the forward run's bits. `tolerance_name`: the setting that sets it, for messages. `note`:
-  /// appended to an error (RecordingConfig::verify_note).
+  /// appended to an error (RecordingConfig::verify_note). `lossy`: restores come from a lossy
+  /// codec, so a recomputed state cannot be the first sweep's bits: differences are measured
+  /// (drifted(), largest_drift()) and never an error.
   explicit ReplayCheck(int rank = 0, double tolerance = 0.0, std::string tolerance_name = {},
-                       std::string note = {})
+                       std::string note = {}, bool lossy = false)
       : rank_(rank),
         tolerance_(tolerance),
         tolerance_name_(std::move(tolerance_name)),
-        note_(std::move(note)) {}
+        note_(std::move(note)),
+        lossy_(lossy) {}
   /// The first sweep reached x_step with `fields` (every state field). Rank-local.
   void remember(Step step, const std::vector<Field>& fields);
   /// A recomputation reached x_step again; the first difference beyond the tolerance found is
@@ -69,6 +72,11 @@ class ReplayCheck {
   /// Recomputed fields that differed within the tolerance, and the largest such difference.
   std::int64_t tolerated() const { return tolerated_; }
   double largest_tolerated() const { return largest_tolerated_; }
+  /// Under a lossy codec: recomputed fields that differed from the first sweep's, and the
+  /// largest difference (relative_difference()).
+  bool lossy() const { return lossy_; }
+  std::int64_t drifted() const { return drifted_; }
+  double largest_drift() const { return largest_drift_; }
 
  private:
   std::vector<FieldPrint> prints(const std::vector<Field>& fields);
@@ -91,6 +99,9 @@ class ReplayCheck {
   double seconds_ = 0.0;
   std::int64_t tolerated_ = 0;
   double largest_tolerated_ = 0.0;
+  bool lossy_ = false;
+  std::int64_t drifted_ = 0;
+  double largest_drift_ = 0.0;
 };
 
 }  // namespace rwd::engine::detail

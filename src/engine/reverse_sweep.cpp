@@ -6,6 +6,20 @@
 
 namespace rwd::engine::detail {
 
+namespace {
+
+// What the replay check measured, into a run's statistics.
+void copy_check(const ReplayCheck& check, RunStats& s) {
+  s.verify_seconds = check.seconds();
+  s.verify_tolerated = check.tolerated();
+  s.verify_largest_tolerated = check.largest_tolerated();
+  s.verify_lossy = check.lossy();
+  s.verify_drifted = check.drifted();
+  s.verify_largest_drift = check.largest_drift();
+}
+
+}  // namespace
+
 void ReverseSweep::begin_reverse() {
   if (phase == Phase::Reversing) return;
   if (phase != Phase::Recorded && phase != Phase::Parked) {
@@ -130,9 +144,7 @@ RunStats ReverseSweep::finish() {
   c.forward_steps = plan.forward_steps.value_or(-1);
   c.uncompressed_forward_steps =
       plan.compressed_budget > 0 ? plan.uncompressed_forward_steps.value_or(-1) : c.forward_steps;
-  stats.verify_seconds = check.seconds();
-  stats.verify_tolerated = check.tolerated();
-  stats.verify_largest_tolerated = check.largest_tolerated();
+  copy_check(check, stats);
   stats.total_seconds = seconds_since(started);
   return current_stats();
 }
@@ -140,9 +152,7 @@ RunStats ReverseSweep::finish() {
 RunStats ReverseSweep::current_stats() const {
   RunStats out = stats;
   out.io_seconds = io->seconds();
-  out.verify_seconds = check.seconds();
-  out.verify_tolerated = check.tolerated();
-  out.verify_largest_tolerated = check.largest_tolerated();
+  copy_check(check, out);
   out.ram = io->record().traffic(Level::Ram);
   out.disk = io->record().traffic(Level::Disk);
   return out;

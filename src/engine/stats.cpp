@@ -84,6 +84,9 @@ void RunStats::add(const RunStats& s) {
   verify_seconds += s.verify_seconds;
   verify_tolerated += s.verify_tolerated;
   verify_largest_tolerated = std::max(verify_largest_tolerated, s.verify_largest_tolerated);
+  verify_lossy = verify_lossy || s.verify_lossy;
+  verify_drifted += s.verify_drifted;
+  verify_largest_drift = std::max(verify_largest_drift, s.verify_largest_drift);
   rebuilt_steps += s.rebuilt_steps;
   rerecorded_steps += s.rerecorded_steps;
   if (ram_codec.codec == "none") ram_codec.codec = s.ram_codec.codec;
@@ -123,6 +126,9 @@ std::string RunStats::json() const {
      << ", \"total_seconds\": " << total_seconds << ", \"parks\": " << parks
      << ", \"verify_seconds\": " << verify_seconds << ", \"verify_tolerated\": " << verify_tolerated
      << ", \"verify_largest_tolerated\": " << verify_largest_tolerated
+     << ", \"verify_lossy\": " << (verify_lossy ? "true" : "false")
+     << ", \"verify_drifted\": " << verify_drifted
+     << ", \"verify_largest_drift\": " << verify_largest_drift
      << ", \"rebuilt_steps\": " << rebuilt_steps << ", \"rerecorded_steps\": " << rerecorded_steps
      << ", \"resumed_at\": " << resumed_at
      << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false")

@@ -1,5 +1,4 @@
 #include "rewind/engine/stores.hpp"
-#include "rewind/storage/codec.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -32,13 +31,6 @@ Stores::Stores(StoresConfig config) : config_(std::move(config)) {
           "stores: StoreConfig::comm is not set (EngineConfig::store.comm, "
           "StoresConfig::store.comm); set it to the stepper's communicator (MPI_COMM_SELF for a "
           "stepper on one rank)");
-  // A lossy restore is not the state the first sweep reached, and neither the replay check
-  // (restart states) nor anything else (pullback data) could vouch for the gradient.
-  const std::string& codec = c.store.codec.name;
-  require(!storage::codec_is_lossy(codec),
-          "stores: StoreConfig::codec '" + codec +
-              "' is lossy, and compressing checkpoints lossily is not supported yet; use a "
-              "lossless codec (zstd or blosc)");
   ram_ = storage::make_store(c.ram_store, c.store);
 }
 

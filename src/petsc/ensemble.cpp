@@ -107,8 +107,9 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
              "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
              "for no limit");
   PetscCheck(!rwd::storage::codec_is_lossy(s.compress), comm, PETSC_ERR_SUP,
-             "-rewind_ensemble_compress %s: a lossy codec, and compressing checkpoints lossily is "
-             "not supported yet; use a lossless one (zstd or blosc)",
+             "-rewind_ensemble_compress %s: a lossy codec, and compressing an ensemble's group "
+             "checkpoints lossily is not supported yet (a trajectory's are: "
+             "-ts_trajectory_rewind_compress zfp); use a lossless one (zstd or blosc)",
              s.compress.c_str());
   try {
     rwd::storage::check_codec({s.compress, 0.0, 0}, "-rewind_ensemble_compress");

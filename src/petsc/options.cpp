@@ -41,6 +41,7 @@ engine::SettingNames option_names() {
   n.verify_tolerance = "-ts_trajectory_rewind_verify_tolerance";
   n.compress = "-ts_trajectory_rewind_compress";
   n.compress_ratio = "-ts_trajectory_rewind_compress_ratio";
+  n.lossy_pullbacks = "-ts_trajectory_rewind_compress_lossy_pullbacks";
   n.verify = "-ts_trajectory_rewind_verify";
   n.pullback_data = "stages";
   n.directory = "-ts_trajectory_dirname";
@@ -84,7 +85,8 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_fsal_restart",
                                       "-ts_trajectory_rewind_compress",
                                       "-ts_trajectory_rewind_compress_tolerance",
-                                      "-ts_trajectory_rewind_compress_ratio"};
+                                      "-ts_trajectory_rewind_compress_ratio",
+                                      "-ts_trajectory_rewind_compress_lossy_pullbacks"};
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
@@ -183,10 +185,6 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
       SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
     }
   }
-  PetscCheck(!storage::codec_is_lossy(o.compress), comm, PETSC_ERR_SUP,
-             "-ts_trajectory_rewind_compress %s: a lossy codec, and compressing checkpoints "
-             "lossily is not supported yet; use a lossless one (zstd or blosc)",
-             o.compress.c_str());
   try {
     storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance), 0},
                          "-ts_trajectory_rewind_compress");
@@ -258,15 +256,15 @@ PetscErrorCode check_options(Options& o, const Texts& t, MPI_Comm comm) {
 }
 
 // -ts_trajectory_rewind_compress and its tolerance, read as text (-help then shows 0, not 0.).
-PetscErrorCode read_compress_options(const Options& o, Texts& t,
-                                     detail::OptionItems PetscOptionsObject) {
+PetscErrorCode read_compress_options(Options& o, Texts& t, detail::OptionItems PetscOptionsObject) {
   PetscFunctionBegin;
   PetscCall(PetscStrncpy(t.compress, o.compress.c_str(), sizeof t.compress));
   std::string codecs;
   for (const auto& c : storage::codec_list()) codecs += (codecs.empty() ? "" : ", ") + c.name;
   const std::string compress_help = "Compress RAM checkpoints: " + codecs +
-                                    " (zstd and blosc, the lossless ones; lossy ones are "
-                                    "not supported yet)";
+                                    " (zstd and blosc keep every bit; zfp, lossy, restores "
+                                    "states within -ts_trajectory_rewind_compress_tolerance and "
+                                    "keeps stage values exact)";
   PetscCall(PetscOptionsString("-ts_trajectory_rewind_compress", compress_help.c_str(),
                                "TSTrajectoryRewindSetCompress", t.compress, t.compress,
                                sizeof t.compress, &t.compress_set));
@@ -287,6 +285,12 @@ PetscErrorCode read_compress_options(const Options& o, Texts& t,
       "disk budget's room, or stop the run",
       "TSTrajectoryRewindSetCompressRatio", t.compress_ratio, t.compress_ratio,
       sizeof t.compress_ratio, &t.compress_ratio_set));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_compress_lossy_pullbacks",
+      "With a lossy codec (zfp): compress the stage values adjoint steps read lossily too (more "
+      "checkpoints, a larger gradient error); by default they keep their bits",
+      "TSTrajectoryRewindSetCompressLossyPullbacks", o.compress_lossy_pullbacks,
+      &o.compress_lossy_pullbacks, nullptr));
   PetscFunctionReturn(0);
 }
 

@@ -42,6 +42,9 @@ struct Options {
   /// RAM checkpoints compressed (StoreConfig::codec): a codec's name and, for zfp, its tolerance.
   std::string compress = "none";
   PetscReal compress_tolerance = 0;
+  /// With a lossy codec: pullback data (stage values) compressed lossily too
+  /// (StoresConfig::lossy_pullbacks).
+  PetscBool compress_lossy_pullbacks = PETSC_FALSE;
   /// The ratio compressed RAM checkpoints are planned with (RecordingConfig::compress_ratio).
   PetscReal compress_ratio = 1;
 

@@ -11,11 +11,28 @@
 #include "progress.hpp"
 #include "rewind/engine/room.hpp"
 #include "rewind/schedule/registry.hpp"
+#include "rewind/storage/codec.hpp"
 #include "rewind/timing.hpp"
 #include "run_config.hpp"
 #include "step_replay.hpp"
 
 namespace rwd::petsc {
+
+namespace {
+
+// The RAM codec in the view's words: its name, and for a lossy one its tolerance and what it
+// compresses ("zfp (within 1e-08; solution checkpoints only, stages exact)").
+std::string codec_words(const engine::StoresConfig& s) {
+  const storage::CodecSpec& c = s.store.codec;
+  if (!storage::codec_is_lossy(c.name)) return c.name;
+  char text[160];
+  std::snprintf(text, sizeof text, "%s (within %g; %s)", c.name.c_str(), c.tolerance,
+                s.lossy_pullbacks ? "solution and stage checkpoints"
+                                  : "solution checkpoints only, stages exact");
+  return text;
+}
+
+}  // namespace
 
 namespace {
 
@@ -476,7 +493,7 @@ bool SolveRun::finish() {
       }
     }
     r.io_mode = disk ? with_option_names(disk->io_mode()) : std::string("no disk checkpoints");
-    r.codec = carry_.stores_config.store.codec.name;
+    r.codec = codec_words(carry_.stores_config);
     r.ram_store = stores->ram().stats();
     if (!carry_.shared_stores) {
       // The name the file keeps once closed (closing destroys the store).

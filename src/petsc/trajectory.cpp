@@ -323,13 +323,14 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[]
   } catch (const rwd::Error& e) {
     SETERRQ(PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
   }
-  PetscCheck(!rwd::storage::codec_is_lossy(codec ? codec : ""), PetscObjectComm((PetscObject)tj),
-             PETSC_ERR_SUP,
-             "TSTrajectoryRewindSetCompress: '%s' is a lossy codec, and compressing checkpoints "
-             "lossily is not supported yet; use a lossless one (zstd or blosc)",
-             codec);
   options(tj).compress = codec;
   options(tj).compress_tolerance = tolerance;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetCompressLossyPullbacks(TSTrajectory tj, PetscBool lossy) {
+  PetscFunctionBegin;
+  if (is_rewind(tj)) options(tj).compress_lossy_pullbacks = lossy;
   PetscFunctionReturn(0);
 }
 

@@ -28,6 +28,7 @@ RamStore::RamStore(const StoreConfig& config) {
   check_codec(config.codec, "ram store codec");
   if (config.codec.name != "none") {
     codec_ = config.codec;
+    lossy_ = codec_is_lossy(codec_.name);
     return;  // blocks as large as they compress to: nothing to preallocate
   }
   if (config.slot_doubles > 0) {
@@ -86,7 +87,7 @@ void RamStore::put(const Key& key, const CheckpointView& checkpoint) {
     scratch_.resize(total);
     detail::pack(checkpoint, scratch_);
     const auto tc = SteadyClock::now();
-    encode_block(codec_, scratch_, entry->block);
+    encode_block(checkpoint.exact && lossy_ ? exact_codec_ : codec_, scratch_, entry->block);
     entry->block.shrink_to_fit();
     stats_.compress_seconds += seconds_since(tc);
   } else {

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -193,25 +195,82 @@ TEST(EngineCodec, WorseThanPlannedMovesToDiskOrStops) {
   }
 }
 
-// A lossy codec restores states within its tolerance, not bit for bit, and nothing could vouch
-// for the gradient (the replay check sees restart states only, and a run that recomputes nothing
-// none): it is refused when the engine is made, on every rank, naming the codec.
-TEST(EngineCodec, LossyRamCompressionIsRefused) {
+// The largest difference between a gradient and the reference, relative to the reference's
+// largest entry, over every rank.
+double relative_error(const std::vector<double>& g, const std::vector<double>& reference) {
+  double local[2] = {0.0, 0.0}, global[2] = {0.0, 0.0};
+  for (std::size_t i = 0; i < g.size() && i < reference.size(); ++i) {
+    local[0] = std::max(local[0], std::fabs(g[i] - reference[i]));
+    local[1] = std::max(local[1], std::fabs(reference[i]));
+  }
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return global[1] > 0.0 ? global[0] / global[1] : global[0];
+}
+
+// A lossy codec (zfp): restart states within its tolerance, pullback data and final states
+// exact unless lossy_pullbacks. Store-all keeps pullback data only and stays bitwise; revolve's
+// gradient error grows with the tolerance and stays within a small multiple of it; the replay
+// check measures how far recomputed states drifted instead of stopping the run; lossy pullbacks
+// take fewer bytes.
+TEST(EngineCodec, LossyRestartsGiveAGradientWithinTheirTolerance) {
   const Ring ring(MPI_COMM_WORLD, 40);
   Lorenz96Rk4 l96(ring, 0.01);
-  for (const char* schedule : {"revolve", "storeall"}) {
-    EngineConfig c = config(schedule, 40, 0);
-    c.store.codec = {"zfp", 1e-6};
-    try {
-      adjoint(l96, c);
-      ADD_FAILURE() << schedule << ": a lossy codec was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-      EXPECT_NE(std::string(e.what()).find("'zfp' is lossy"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("use a lossless codec (zstd or blosc)"),
-                std::string::npos)
-          << e.what();
-    }
+  const auto [reference, ref_stats] = adjoint(l96, storeall_config());
+  EngineConfig all = storeall_config();
+  all.store.codec = {"zfp", 1e-6};
+  const auto [g_all, s_all] = adjoint(l96, all);
+  EXPECT_TRUE(all_ranks(bitwise_equal(g_all, reference))) << "store-all restores no state";
+  double previous = 0.0;
+  for (const double tol : {1e-12, 1e-9, 1e-6, 1e-3}) {
+    EngineConfig c = config("revolve", 4, 0);
+    c.store.codec = {"zfp", tol};
+    const auto [g, s] = adjoint(l96, c);
+    const double err = relative_error(g, reference);
+    if (world_rank() == 0)
+      std::printf("zfp %.0e: gradient relative error %.2e, drift %.2e\n", tol, err,
+                  s.verify_largest_drift);
+    EXPECT_GT(err, 0.0) << tol;
+    EXPECT_LE(err, 10 * tol) << tol;
+    EXPECT_GE(err, previous) << tol;
+    previous = err;
+    EXPECT_TRUE(s.verify_lossy);
+    EXPECT_GT(s.verify_drifted, 0) << tol;
+    EXPECT_GT(s.verify_largest_drift, 0.0) << tol;
+    EXPECT_EQ(s.ram_codec.codec, "zfp");
+    EXPECT_NE(s.json().find("\"verify_lossy\": true"), std::string::npos);
+    c.lossy_pullbacks = true;
+    c.schedule = "mixed";
+    const auto [g_p, s_p] = adjoint(l96, c);
+    c.lossy_pullbacks = false;
+    const auto [g_e, s_e] = adjoint(l96, c);
+    EXPECT_LT(s_p.ram_codec.stored_bytes, s_e.ram_codec.stored_bytes) << tol;
+    const double err_e = relative_error(g_e, reference), err_p = relative_error(g_p, reference);
+    if (world_rank() == 0) std::printf("  mixed: exact pullbacks %.2e, lossy %.2e\n", err_e, err_p);
+  }
+}
+
+// The Taylor test still passes with a lossy codec at a tolerance well above round-off.
+TEST(EngineCodec, LossyRestartsPassTheTaylorTest) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  Lorenz96Rk4 l96(ring, 0.01);
+  EngineConfig c = config("revolve", 4, 0);
+  c.store.codec = {"zfp", 1e-8};
+  c.lossy_pullbacks = true;
+  const auto [g, s] = adjoint(l96, c);
+  ASSERT_GT(s.verify_drifted, 0);
+  const double dj = l96.directional_derivative();
+  l96.reset(0.0);
+  l96.run_forward(kSteps);
+  const double j0 = l96.objective();
+  std::vector<double> remainders;
+  for (double h = 1e-2; h > 1e-3; h /= 2) {
+    l96.reset(h);
+    l96.run_forward(kSteps);
+    remainders.push_back(std::abs(l96.objective() - j0 - h * dj));
+  }
+  for (std::size_t k = 1; k < remainders.size(); ++k) {
+    EXPECT_NEAR(std::log2(remainders[k - 1] / remainders[k]), 2.0, 0.1)
+        << remainders[k - 1] << " " << remainders[k];
   }
 }
 

@@ -5,6 +5,7 @@
 // Run at 1 and 2 ranks.
 #include <petscts.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -171,6 +172,28 @@ int main(int argc, char** argv) {
       ratio_ok ? "bitwise equal to (stats consistent)" : "DIFFERS from (or stats wrong)"));
   ok = (PetscBool)(ok && ratio_ok);
   PetscCall(TSTrajectoryRewindSetCompressRatio(tj, 1));
+  // zfp, lossy: within a small multiple of the tolerance of store-all, and not its bits (the
+  // restored states lost some), with stages exact and with stages lossy too.
+  PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, 3, 0));
+  for (const PetscBool lossy_stages : {PETSC_FALSE, PETSC_TRUE}) {
+    PetscCall(TSTrajectoryRewindSetCompress(tj, "zfp", 1e-9));
+    PetscCall(TSTrajectoryRewindSetCompressLossyPullbacks(tj, lossy_stages));
+    PetscCall(rwd::testing::decay_solve(p, got));
+    PetscReal local[2] = {0, 0}, global[2] = {0, 0};
+    for (std::size_t i = 0; i < got.size() && i < reference.size(); ++i) {
+      local[0] = std::max(local[0], PetscAbsScalar(got[i] - reference[i]));
+      local[1] = std::max(local[1], PetscAbsScalar(reference[i]));
+    }
+    PetscCallMPI(MPI_Allreduce(local, global, 2, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+    const PetscReal error = global[1] > 0 ? global[0] / global[1] : global[0];
+    const PetscBool zfp_ok = error > 0 && error < 1e-7 ? PETSC_TRUE : PETSC_FALSE;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "zfp (1e-9, stages %s): lambda within %.1e of store-all, relative: %s\n",
+                          lossy_stages ? "lossy" : "exact", (double)error,
+                          zfp_ok ? "as expected" : "NOT within 1e-7, or bitwise"));
+    ok = (PetscBool)(ok && zfp_ok);
+  }
+  PetscCall(TSTrajectoryRewindSetCompressLossyPullbacks(tj, PETSC_FALSE));
   PetscCall(TSTrajectoryRewindSetCompress(tj, "none", 0));
   // A bad setter argument is an error naming what to change.
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
@@ -185,7 +208,7 @@ int main(int argc, char** argv) {
                                 TSTrajectoryRewindSetRecomputeWarning(tj, PETSC_INFINITY),
                                 TSTrajectoryRewindSetCompress(tj, "lz9", 0),
                                 TSTrajectoryRewindSetCompress(tj, "zfp", -1),
-                                TSTrajectoryRewindSetCompress(tj, "zfp", 1e-6),
+                                TSTrajectoryRewindSetCompress(tj, "zfp", 0),
                                 TSTrajectoryRewindSetCompress(tj, "zstd", 1e-6),
                                 TSTrajectoryRewindSetCompressRatio(tj, 0.5),
                                 TSTrajectoryRewindSetCompressRatio(tj, -1),

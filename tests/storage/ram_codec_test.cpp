@@ -77,6 +77,33 @@ TEST(RamStoreCodec, ZfpStaysWithinItsTolerance) {
   EXPECT_LT(store->stats().live_bytes, store->stats().uncompressed_bytes_written / 3);
 }
 
+// CheckpointView::exact under a lossy codec: that checkpoint keeps every bit (zstd), the others
+// stay within the tolerance and take less room; under a lossless codec it changes nothing.
+TEST(RamStoreCodec, AnExactCheckpointKeepsItsBitsUnderALossyCodec) {
+  auto store = make_store("ram", with_codec({"zfp", 1e-6}));
+  TestCheckpoint smooth = smooth_checkpoint(20000, 0.75);
+  CheckpointView exact = smooth.view();
+  exact.exact = true;
+  store->put(restart(1), exact);
+  const std::int64_t exact_bytes = store->stats().live_bytes;
+  store->put(restart(2), smooth.view());
+  const std::int64_t lossy_bytes = store->stats().live_bytes - exact_bytes;
+  expect_bitwise(*store, restart(1), smooth);
+  Readback back(smooth);
+  auto span = back.span();
+  store->get(restart(2), span);
+  double err = 0;
+  for (std::size_t i = 0; i < smooth.fields[0].data.size(); ++i) {
+    err = std::max(err, std::fabs(back.fields[0].data[i] - smooth.fields[0].data[i]));
+  }
+  EXPECT_GT(err, 0.0);  // the other one lost bits
+  EXPECT_LE(err, 1e-6);
+  EXPECT_LT(lossy_bytes, exact_bytes);
+  auto zstd = make_store("ram", with_codec({"zstd"}));
+  zstd->put(restart(1), exact);
+  EXPECT_EQ(zstd->stats().live_bytes, exact_bytes);  // the exact one was zstd's block
+}
+
 TEST(RamStoreCodec, ABadCodecIsRefusedWhenTheStoreIsMadeAndDiskStoresRefuseOne) {
   expect_error([] { make_store("ram", with_codec({"zfp"})); }, ErrorCode::InvalidArgument,
                {"ram store codec: zfp needs a tolerance > 0"});

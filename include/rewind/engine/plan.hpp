@@ -48,6 +48,7 @@ struct SettingNames {
   std::string verify = "RecordingConfig::verify";
   std::string compress = "StoreConfig::codec";
   std::string compress_ratio = "RecordingConfig::compress_ratio";
+  std::string lossy_pullbacks = "StoresConfig::lossy_pullbacks";
   // The stores' settings (StoresConfig::store).
   std::string directory = "StoreConfig::directory";
   std::string async_io = "StoreConfig::async_io";

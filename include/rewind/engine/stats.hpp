@@ -64,6 +64,12 @@ struct RunStats {
   /// verify_tolerance, and the largest such difference (relative to the field's norm).
   std::int64_t verify_tolerated = 0;
   double verify_largest_tolerated = 0.0;
+  /// Restores came from a lossy codec (StoreConfig::codec): recomputed states are not the first
+  /// sweep's bits, and the check measures instead of stopping the run: the recomputed fields
+  /// that differed, and the largest difference (relative to the field's norm, as above).
+  bool verify_lossy = false;
+  std::int64_t verify_drifted = 0;
+  double verify_largest_drift = 0.0;
   std::int64_t rebuilt_steps = 0;     ///< steps recomputed to rebuild a working state the host lost
   std::int64_t rerecorded_steps = 0;  ///< steps run again after Recording::thin()
   /// A resumed run (EngineConfig::resume): the step it went on from, in the first sweep or the

@@ -22,8 +22,15 @@ namespace rwd::engine {
 /// What the stores are and how much they may hold over every recording at once.
 struct StoresConfig {
   /// Communicator, directory, keep_files, label, async_io; `codec` compresses the RAM
-  /// checkpoints (rewind/storage/codec.hpp; disk checkpoints are not compressed yet).
+  /// checkpoints (rewind/storage/codec.hpp; disk checkpoints are not compressed yet). A lossy
+  /// codec (zfp) compresses restart states only, within its tolerance; pullback data and final
+  /// states keep their bits (zstd) unless lossy_pullbacks is set. Gradients are then no longer
+  /// store-all's bits: the replay check reports how far recomputed states drifted instead of
+  /// stopping the run (RunStats::verify_lossy).
   storage::StoreConfig store;
+  /// With a lossy codec: compress pullback data lossily too (more checkpoints in the budget,
+  /// larger gradient error; docs/runtime.md gives measured errors).
+  bool lossy_pullbacks = false;
   std::string ram_store = "ram";             ///< a registered store name
   std::string disk_store = "hdf5";           ///< a registered store name
   std::int64_t ram = schedule::kUnlimited;   ///< RAM checkpoints held at once

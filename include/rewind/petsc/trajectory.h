@@ -37,6 +37,10 @@
      -ts_trajectory_rewind_fsal_restart <bool>  restart first-same-as-last methods from the
                                              solution where that gives the same bits
      -ts_trajectory_rewind_compress <codec>  compress RAM checkpoints: none, zstd or blosc
+                                             (lossless), or zfp (lossy: solution checkpoints
+                                             within an absolute tolerance, stages exact)
+     -ts_trajectory_rewind_compress_tolerance <e>  zfp: the largest error of a restored value
+     -ts_trajectory_rewind_compress_lossy_pullbacks <bool>  zfp: stages lossy too
      -ts_trajectory_rewind_compress_ratio <r>  plan the RAM budget with checkpoints of 1/r
                                              their size (default 1: as if uncompressed; 0:
                                              measured on the initial state)
@@ -90,10 +94,15 @@ PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, Petsc
    10; 0: never warn). */
 PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal multiple);
 /* -ts_trajectory_rewind_compress and -ts_trajectory_rewind_compress_tolerance: RAM checkpoints
-   compressed by a lossless codec ("none", "zstd", "blosc"; docs/petsc.md); the tolerance is for
-   lossy codecs, which are refused until they are supported. An unknown codec, a lossy one or a
-   bad tolerance is an error naming the setter. */
+   compressed by a lossless codec ("none", "zstd", "blosc"), which keeps every gradient bit, or by
+   "zfp", lossy: a restored solution is within `tolerance` (an absolute error, > 0) of the one
+   stored, stage values keep their bits, and the gradient is then close to store-all's, not equal
+   (docs/petsc.md gives measured errors). An unknown codec or a bad tolerance is an error naming
+   the setter. */
 PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory, const char codec[], PetscReal tolerance);
+/* -ts_trajectory_rewind_compress_lossy_pullbacks: with zfp, stage values are compressed lossily
+   too (more checkpoints in a budget planned with a ratio, a larger gradient error). */
+PetscErrorCode TSTrajectoryRewindSetCompressLossyPullbacks(TSTrajectory, PetscBool lossy);
 /* -ts_trajectory_rewind_compress_ratio: the compression ratio the RAM budget is planned with
    (1, the default: as if uncompressed; > 1: the budget's bytes hold checkpoints of 1/ratio their
    size; 0: measured on the initial state). Checkpoints that compress worse than planned move to

@@ -44,8 +44,7 @@ struct CodecInfo {
 /// The registered codecs: none, zstd, blosc, zfp, zfp-precision.
 const std::vector<CodecInfo>& codec_list();
 
-/// Whether `name` is a registered lossy codec (false for a lossless or an unknown one): what the
-/// layers above ask before refusing a lossy codec, which they do not support yet.
+/// Whether `name` is a registered lossy codec (false for a lossless or an unknown one).
 bool codec_is_lossy(std::string_view name);
 
 /// Throws Error(InvalidArgument) naming `option`: an unknown codec (the message lists the

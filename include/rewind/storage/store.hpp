@@ -48,6 +48,10 @@ struct Scalar {
 struct CheckpointView {
   std::span<const FieldView> fields;
   std::span<const Scalar> scalars;
+  /// Keep these bits exactly: a store whose codec is lossy (StoreConfig::codec) compresses this
+  /// checkpoint with a lossless one (zstd) instead. Lossless codecs and stores without a codec
+  /// keep every checkpoint's bits anyway.
+  bool exact = false;
 };
 
 /// Buffers to read a checkpoint into: fields in the same order, names and sizes as written;
@@ -118,7 +122,8 @@ struct StoreConfig {
   std::int64_t inline_io_bytes = std::int64_t{64} << 10;
   /// RAM store: how checkpoints are compressed (rewind/storage/codec.hpp; "none" by default).
   /// Each checkpoint is then one block of its fields back to back, as large as it compresses
-  /// to, and `capacity` slots are not preallocated. Disk stores refuse a codec for now.
+  /// to, and `capacity` slots are not preallocated; with a lossy codec, a checkpoint put with
+  /// CheckpointView::exact is compressed by zstd. Disk stores refuse a codec for now.
   CodecSpec codec;
 };
 
