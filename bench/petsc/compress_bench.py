@@ -1,16 +1,22 @@
 #!/usr/bin/python3
-"""Compressed RAM checkpoints on PETSc's ex5adj, the whole program (ctest label `bench`).
+"""Compressed RAM checkpoints on PETSc's ex5adj or rewind-heat, the whole program (ctest label
+`bench`).
 
     compress_bench.py --ex5adj PATH --rewind-lib PATH [--ranks 2 --steps 300 --grid 128
                       --budget 10 --plans zstd:1.5,blosc:1.05 --spill-plans zstd:2 --disk 40
-                      --reps 3] --json F
+                      --lossy-plans 1e-8:2,1e-6:3 --reps 3 --heat PATH] --json F
+
+With --heat, the program is rewind-heat (CN, final time 0.5 in --steps steps, --grid²) instead
+of ex5adj.
 
 Runs PETSc's store-all `memory` trajectory and rewind at -ts_trajectory_max_cps_ram N: without
 compression; with each codec planned as uncompressed (-ts_trajectory_rewind_compress_ratio 1:
 compression saves memory, the plan is the same); with each codec:ratio of --plans (the budget's
 bytes then hold more checkpoints; no disk budget, so a checkpoint that does not fit stops the
 run); and with each codec:ratio of --spill-plans and --disk disk checkpoints, where what does not
-fit moves to disk. The runs are interleaved (each repetition runs every configuration once, in an
+fit moves to disk; and with zfp (lossy, stages lossy too) at each tolerance:ratio of --lossy-plans
+and the same disk room, whose lambda must be within 1000 times the tolerance of store-all's
+(normwise; the table gives the error). The runs are interleaved (each repetition runs every configuration once, in an
 order rotated from one repetition to the next), each rank under rank_probe.py. Per configuration
 it prints the ratio the RAM store measured, the RAM checkpoints the plan holds (and without
 compression), the checkpoints moved to disk, the TSStep calls (forward steps, recomputations
@@ -26,16 +32,16 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from petsc_bench import (Config, ex5adj_arguments, finish, load_average,  # noqa: E402
-                         run_interleaved, store_all_model, whole_program_rows)
+                         program_command, run_interleaved, store_all_model, whole_program_rows)
 
-STORED = re.compile(r"RAM checkpoints compressed by (\w+): [0-9.]+ MiB stored for [0-9.]+ MiB "
+STORED = re.compile(r"RAM checkpoints compressed by (\w+)[^:]*: [0-9.]+ MiB stored for [0-9.]+ MiB "
                     r"\(([0-9.]+)x\)")
 GAINED = re.compile(r"(\d+) RAM checkpoints in the budget of [0-9.]+ MiB, (\d+) without "
                     r"compression")
 MOVED = re.compile(r"(\d+) compressed worse than planned and were moved to disk")
 
 
-def configs(n, plans, spill_plans, disk):
+def configs(n, plans, spill_plans, lossy_plans, disk):
     memory = ["-ts_trajectory_type", "memory", "-ts_trajectory_solution_only", "0"]
     rewind = ["-ts_trajectory_type", "rewind", "-ts_trajectory_max_cps_ram", str(n)]
     out = [Config("memory", memory, "petsc", "all N in RAM"),
@@ -53,6 +59,15 @@ def configs(n, plans, spill_plans, disk):
                           rewind + ["-ts_trajectory_rewind_compress", codec,
                                     "-ts_trajectory_rewind_compress_ratio", ratio] + extra,
                           "rewind", f"{n} checkpoints"))
+    for tolerance, ratio in lossy_plans:
+        out.append(Config(f"rewind zfp {tolerance} ratio {ratio} + {disk} disk",
+                          rewind + ["-ts_trajectory_rewind_compress", "zfp",
+                                    "-ts_trajectory_rewind_compress_tolerance", tolerance,
+                                    "-ts_trajectory_rewind_compress_lossy_pullbacks",
+                                    "-ts_trajectory_rewind_compress_ratio", ratio,
+                                    "-ts_trajectory_max_cps_disk", str(disk),
+                                    "-ts_trajectory_dirname", "checkpoints"],
+                          "rewind", f"{n} checkpoints", rtol=1000 * float(tolerance)))
     return out
 
 
@@ -78,19 +93,26 @@ def main():
     ap.add_argument("--spill-plans", default="zstd:2",
                     help="codec:ratio pairs run with --disk disk checkpoints, for what does not fit")
     ap.add_argument("--disk", type=int, default=40)
+    ap.add_argument("--lossy-plans", default="1e-8:2,1e-6:3",
+                    help="zfp tolerance:ratio pairs (stages lossy too), with --disk disk room")
+    ap.add_argument("--heat", help="rewind-heat instead of ex5adj")
     opts = ap.parse_args()
     opts.ex5adj, opts.rewind_lib = map(os.path.abspath, (opts.ex5adj, opts.rewind_lib))
-    plans, spill_plans = ([tuple(p.split(":")) for p in text.split(",") if p]
-                          for text in (opts.plans, opts.spill_plans))
+    program = "heat" if opts.heat else "ex5adj"
+    if opts.heat:
+        opts.heat = os.path.abspath(opts.heat)
+    plans, spill_plans, lossy_plans = ([tuple(p.split(":")) for p in text.split(",") if p]
+                                       for text in (opts.plans, opts.spill_plans,
+                                                    opts.lossy_plans))
     outputs = ["-ts_adjoint_view_solution", "binary:lambda.bin", "-viewer_binary_skip_info",
                "-ts_trajectory_view"]
-    base = [opts.ex5adj, "-da_grid_x", str(opts.grid), "-da_grid_y", str(opts.grid),
-            "-ts_max_steps", str(opts.steps), "-ts_max_time", str(0.5 * opts.steps + 1.0),
-            "-ts_adapt_type", "none", "-ts_type", "cn", "-dll_append", opts.rewind_lib]
-    print(f"# ex5adj CN, {opts.grid}x{opts.grid}, {opts.steps} steps, {opts.ranks} ranks, "
+    # rewind-heat links rewind itself; ex5adj loads it.
+    base = (program_command(opts, program, opts.steps, opts.grid) + ["-ts_adapt_type", "none"] +
+            ([] if opts.heat else ["-dll_append", opts.rewind_lib]))
+    print(f"# {program} CN, {opts.grid}x{opts.grid}, {opts.steps} steps, {opts.ranks} ranks, "
           f"-ts_trajectory_max_cps_ram {opts.budget}, {opts.reps} repetitions; load average at "
           f"start {load_average()}", flush=True)
-    cfgs = configs(opts.budget, plans, spill_plans, opts.disk)
+    cfgs = configs(opts.budget, plans, spill_plans, lossy_plans, opts.disk)
     records = run_interleaved(opts, base, cfgs, os.path.abspath(opts.work), outputs)
     model = store_all_model(records["memory"])
     per_step = model[3]
@@ -99,12 +121,13 @@ def main():
     for name, row in rows.items():
         row["stored_ratio"], row["slots"], row["moved"] = view_numbers(records[name][0])
     plain = rows.get("rewind")
-    print(f"\n### ex5adj CN, {opts.grid}², {opts.steps} steps, {opts.ranks} ranks, "
+    print(f"\n### {program} CN, {opts.grid}², {opts.steps} steps, {opts.ranks} ranks, "
           f"-ts_trajectory_max_cps_ram {opts.budget} (median of {opts.reps}; model: store-all's "
           f"wall + extra TSStep calls at store-all's {per_step * 1e3:.2f} ms each)\n")
     print("| configuration | stored ratio | RAM checkpoints (without compression) | moved to disk | "
-          "TSStep calls | wall s | model s | peak RSS MiB | wall vs rewind uncompressed |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "TSStep calls | wall s | model s | peak RSS MiB | wall vs rewind uncompressed | "
+          "lambda error |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for cfg in cfgs:
         r = rows.get(cfg.name)
         if not r:
@@ -114,7 +137,8 @@ def main():
         vs = f"{r['wall'] / plain['wall']:.3f}" if plain and cfg.kind == "rewind" else ""
         moved = "" if r["moved"] is None else str(r["moved"])
         print(f"| {cfg.name} | {ratio} | {slots} | {moved} | {r['tsstep']} | {r['wall']:.2f} | "
-              f"{r['model']:.2f} | {r['rss_mib']:.1f} | {vs} |")
+              f"{r['model']:.2f} | {r['rss_mib']:.1f} | {vs} | "
+              f"{'%.1e' % r['error'] if cfg.rtol else 'bitwise'} |")
         if plain and cfg.name.endswith("ratio 1") and r["tsstep"] != plain["tsstep"]:
             failures.append(f"{cfg.name}: {r['tsstep']} TSStep calls, uncompressed "
                             f"{plain['tsstep']}: planned as uncompressed, it must plan alike")

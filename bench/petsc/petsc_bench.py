@@ -33,12 +33,14 @@ Python 3 standard library only. Every table is printed as Markdown, with the loa
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -56,8 +58,10 @@ class Config:
     """One trajectory configuration: its name, the options it adds, and what it is."""
 
     def __init__(self, name, args, kind, budget="", expect_failure=None, once=False,
-                 solution_only=None, needs_plan=False):
+                 solution_only=None, needs_plan=False, rtol=None):
         self.name = name
+        # Lossy checkpoints: lambda within rtol of store-all's (normwise, relative), not its bits.
+        self.rtol = rtol
         self.args = args
         self.kind = kind  # "petsc", "rewind" or "forward"
         self.budget = budget
@@ -233,6 +237,32 @@ def file_digest(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def read_petsc_vec(path):
+    """The values of a PETSc binary Vec file written with -viewer_binary_skip_info (the class id
+    and the length, big-endian int32s, then the values, big-endian doubles), or None."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if len(data) < 8:
+        return None
+    n = struct.unpack(">i", data[4:8])[0]
+    if len(data) < 8 + 8 * n:
+        return None
+    return struct.unpack(f">{n}d", data[8:8 + 8 * n])
+
+
+def relative_error(path, reference):
+    """||a - b||_2 / ||b||_2 of two PETSc binary Vec files, or None if either is unreadable."""
+    a, b = read_petsc_vec(path), read_petsc_vec(reference)
+    if a is None or b is None or len(a) != len(b):
+        return None
+    diff = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
+    norm = math.sqrt(sum(y * y for y in b))
+    return diff / norm if norm > 0 else diff
+
+
 def heat_kappa_digest(rundir):
     """dJ/dkappa of a rewind-heat run, its raw doubles extracted from -gradient_out by h5dump."""
     src = os.path.join(rundir, "gradient.h5")
@@ -282,6 +312,7 @@ def run_one(opts, base_cmd, cfg, ranks, rundir, outputs, timeout):
                 ranks_data.append(json.load(f))
     rec["ranks"] = ranks_data
     rec["lambda"] = file_digest(os.path.join(rundir, "lambda.bin"))
+    rec["lambda_path"] = os.path.join(rundir, "lambda.bin")
     if "-gradient_out" in args:
         rec["kappa"] = heat_kappa_digest(rundir)
     return rec
@@ -328,7 +359,7 @@ def store_all_model(mem):
     time per TSStep, what the whole-program model is built from."""
     mem_steps = event(mem[0], "TSStep", "count")
     return (mem[0].get("lambda"), med([r["wall"] for r in mem]), mem_steps,
-            med([event(r, "TSStep") for r in mem]) / max(mem_steps, 1))
+            med([event(r, "TSStep") for r in mem]) / max(mem_steps, 1), mem[0].get("lambda_path"))
 
 
 def peak_rss_mib(rec):
@@ -339,12 +370,19 @@ def whole_program_rows(records, cfgs, model, failures, label=""):
     """Per configuration whose runs all passed with store-all's lambda: its TSStep calls, median
     wall time, peak RSS (largest rank) and the model's time (store_all_model()'s store-all wall
     plus the extra TSStep calls at its time per TSStep). A run that failed or whose lambda
-    differs is added to `failures` instead."""
-    ref, mem_wall, mem_steps, per_step = model
+    differs is added to `failures` instead; for a configuration with an rtol (lossy checkpoints),
+    lambda must be within it of store-all's, and the row gives the largest error."""
+    ref, mem_wall, mem_steps, per_step, ref_path = model
     rows = {}
     for cfg in cfgs:
         recs = records[cfg.name]
-        bad = [r for r in recs if r["status"] != 0 or r.get("lambda") != ref]
+        errors = []
+        if cfg.rtol is not None:
+            errors = [relative_error(r.get("lambda_path", ""), ref_path) for r in recs]
+            bad = [r for r, e in zip(recs, errors)
+                   if r["status"] != 0 or e is None or e > cfg.rtol]
+        else:
+            bad = [r for r in recs if r["status"] != 0 or r.get("lambda") != ref]
         if bad:
             failures.append(f"{label}{cfg.name}: failed or lambda not store-all's "
                             f"({bad[0].get('error', '')[:300]})")
@@ -352,7 +390,8 @@ def whole_program_rows(records, cfgs, model, failures, label=""):
         steps = event(recs[0], "TSStep", "count")
         rows[cfg.name] = {"tsstep": steps, "wall": med([r["wall"] for r in recs]),
                           "rss_mib": med(map(peak_rss_mib, recs)),
-                          "model": mem_wall + (steps - mem_steps) * per_step}
+                          "model": mem_wall + (steps - mem_steps) * per_step,
+                          "error": max(errors) if errors else 0.0}
     return rows
 
 

@@ -60,18 +60,24 @@ TEST(RamStoreCodec, LosslessCodecsAreBitwiseAndCountWhatTheyStore) {
   }
 }
 
+// The largest difference between checkpoint `key` read back and `written`'s first field.
+double largest_error(Store& store, const Key& key, const TestCheckpoint& written) {
+  Readback back(written);
+  auto span = back.span();
+  store.get(key, span);
+  double err = 0;
+  for (std::size_t i = 0; i < written.fields[0].data.size(); ++i) {
+    err = std::max(err, std::fabs(back.fields[0].data[i] - written.fields[0].data[i]));
+  }
+  return err;
+}
+
 TEST(RamStoreCodec, ZfpStaysWithinItsTolerance) {
   const double tol = 1e-7;
   auto store = make_store("ram", with_codec({"zfp", tol}));
   TestCheckpoint smooth = smooth_checkpoint(20000, 0.25);
   store->put(restart(0), smooth.view());
-  Readback back(smooth);
-  auto span = back.span();
-  store->get(restart(0), span);
-  double err = 0;
-  for (std::size_t i = 0; i < smooth.fields[0].data.size(); ++i) {
-    err = std::max(err, std::fabs(back.fields[0].data[i] - smooth.fields[0].data[i]));
-  }
+  const double err = largest_error(*store, restart(0), smooth);
   EXPECT_LE(err, tol);
   EXPECT_GT(err, 0.0);  // lossy indeed
   EXPECT_LT(store->stats().live_bytes, store->stats().uncompressed_bytes_written / 3);
@@ -89,13 +95,7 @@ TEST(RamStoreCodec, AnExactCheckpointKeepsItsBitsUnderALossyCodec) {
   store->put(restart(2), smooth.view());
   const std::int64_t lossy_bytes = store->stats().live_bytes - exact_bytes;
   expect_bitwise(*store, restart(1), smooth);
-  Readback back(smooth);
-  auto span = back.span();
-  store->get(restart(2), span);
-  double err = 0;
-  for (std::size_t i = 0; i < smooth.fields[0].data.size(); ++i) {
-    err = std::max(err, std::fabs(back.fields[0].data[i] - smooth.fields[0].data[i]));
-  }
+  const double err = largest_error(*store, restart(2), smooth);
   EXPECT_GT(err, 0.0);  // the other one lost bits
   EXPECT_LE(err, 1e-6);
   EXPECT_LT(lossy_bytes, exact_bytes);
