@@ -9,6 +9,7 @@
 
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
+#include "rewind/storage/codec.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::engine::detail {
@@ -77,24 +78,31 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
     const std::vector<Field> data = scratch_fields(like);
     source_(k, data);
     Source source = std::move(source_);
+    copying_ = true;  // a tape's data, whose origin is not known here: counted as lossy
+    copy_exact_ = false;
     put(k, level, where, data, std::move(variables));
+    copying_ = false;
     source_ = std::move(source);
     return;
   }
+  // Under a lossy codec only restart states may lose bits (and pullback data when the stores
+  // allow it): a final state, and pullback data by default, are kept exactly.
+  const bool exact =
+      k.kind == Kind::Final || (k.kind == Kind::Pullback && !stores_->config().lossy_pullbacks);
+  const bool lossy =
+      where == Level::Ram && !exact && storage::codec_is_lossy(stores_->config().store.codec.name);
   const auto v = views(fields);
   stepper_->on_io(IoEvent::WriteBegin);
   const auto t0 = SteadyClock::now();
   const bool metered = where == Level::Ram && plan_->compressed_budget > 0;
   const std::int64_t before = metered ? stores_->ram().stats().bytes_written : 0;
-  // Under a lossy codec only restart states may lose bits (and pullback data when the stores
-  // allow it): a final state, and pullback data by default, are kept exactly.
-  const bool exact =
-      k.kind == Kind::Final || (k.kind == Kind::Pullback && !stores_->config().lossy_pullbacks);
   store(where).put(k, {v, {}, exact});
   seconds_ += seconds_since(t0);
   stepper_->on_io(IoEvent::WriteEnd);
   const std::int64_t raw = bytes_of(fields);
-  record_.stored(k, level, {where, raw, std::move(variables)});
+  // Exact: a read gives back what the stepper had (a copy: what its source had).
+  const bool stored_exact = !lossy && (!copying_ || copy_exact_);
+  record_.stored(k, level, {where, raw, std::move(variables), stored_exact});
   if (metered) keep_to_budget(k, level, stores_->ram().stats().bytes_written - before, raw);
 }
 
@@ -239,6 +247,7 @@ void CheckpointIo::copy(const Key& k, Level from, Level to) {
   std::vector<const FieldShape*> like;
   for (std::size_t v : variables) like.push_back(&state_.at(v));
   const std::vector<Field> fields = scratch_fields(like);
+  copy_exact_ = entry->exact;
   get(k, from, fields, false);
   copying_ = true;
   put(k, to, to, fields, variables);

@@ -113,7 +113,8 @@ class CheckpointIo {
   const Plan* plan_;
   record::CheckpointRecord record_;
   Source source_;
-  bool copying_ = false;  // copy() puts what it read from a store, never from the source
+  bool copying_ = false;     // copy() puts what it read from a store, never from the source
+  bool copy_exact_ = false;  // copy(): what it read gave the bits stored (Entry::exact)
   std::set<Key> prefetched_;
   std::vector<std::vector<double>> scratch_;
   double seconds_ = 0.0;

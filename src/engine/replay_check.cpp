@@ -185,7 +185,7 @@ void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
   for (std::size_t f = 0; f < now.size() && f < count; ++f) {
     if (now[f].hash == then[f].hash) continue;
     const double size = relative_difference(then[f], now[f]);
-    if (lossy_) {
+    if (!strict_) {
       ++drifted_;
       largest_drift_ = std::max(largest_drift_, size);
       continue;

@@ -43,9 +43,10 @@ class ReplayCheck {
   /// `rank`: this rank on the recording's communicator, for messages. `tolerance` > 0 accepts a
   /// recomputed field that differs by at most that much (relative_difference()); 0 asks for
   /// the forward run's bits. `tolerance_name`: the setting that sets it, for messages. `note`:
-  /// appended to an error (RecordingConfig::verify_note). `lossy`: restores come from a lossy
-  /// codec, so a recomputed state cannot be the first sweep's bits: differences are measured
-  /// (drifted(), largest_drift()) and never an error.
+  /// appended to an error (RecordingConfig::verify_note). `lossy`: some restores come from a
+  /// lossy codec; after one (restored(false)) a recomputed state cannot be the first sweep's
+  /// bits, and differences are measured (drifted(), largest_drift()), never an error, until a
+  /// restore that gives the bits stored (restored(true)).
   explicit ReplayCheck(int rank = 0, double tolerance = 0.0, std::string tolerance_name = {},
                        std::string note = {}, bool lossy = false)
       : rank_(rank),
@@ -58,6 +59,9 @@ class ReplayCheck {
   /// A recomputation reached x_step again; the first difference beyond the tolerance found is
   /// kept. Rank-local.
   void compare(Step step, const std::vector<Field>& fields);
+  /// The working state was restored from a checkpoint that gives back the bits stored (`exact`)
+  /// or from a lossy one.
+  void restored(bool exact) { strict_ = !lossy_ || exact; }
   /// The first difference found since the last call, as an error naming the step, the field,
   /// this rank and the difference's size, with what usually causes it; clears it. Rank-local
   /// (the caller agrees on it).
@@ -100,6 +104,7 @@ class ReplayCheck {
   std::int64_t tolerated_ = 0;
   double largest_tolerated_ = 0.0;
   bool lossy_ = false;
+  bool strict_ = true;  // the working state descends from exact data only
   std::int64_t drifted_ = 0;
   double largest_drift_ = 0.0;
 };

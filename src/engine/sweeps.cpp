@@ -54,6 +54,7 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
   if (to == Level::Work) {
     refuse_restore_in_first_sweep();
     io->get(k, from, select(stepper().state(), entry->variables));
+    check.restored(entry->exact);
     position = n;
   } else if (to == Level::Ram || to == Level::Disk) {
     io->copy(k, from, to);
@@ -67,7 +68,10 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
 void Sweeps::restore_from_pullback(Step n, Level from) {
   refuse_restore_in_first_sweep();
   const std::vector<Field> pull = stepper().pullback();
-  io->get(key(n - 1, Kind::Pullback), from, pull, false);
+  const Key k = key(n - 1, Kind::Pullback);
+  const auto* entry = io->record().find(k, from);
+  check.restored(entry && entry->exact);
+  io->get(k, from, pull, false);
   const std::vector<std::size_t> where = stepper().next_state_in_pullback();
   const std::vector<Field> state = stepper().state();
   if (where.size() != state.size()) {

@@ -64,9 +64,10 @@ struct RunStats {
   /// verify_tolerance, and the largest such difference (relative to the field's norm).
   std::int64_t verify_tolerated = 0;
   double verify_largest_tolerated = 0.0;
-  /// Restores came from a lossy codec (StoreConfig::codec): recomputed states are not the first
-  /// sweep's bits, and the check measures instead of stopping the run: the recomputed fields
-  /// that differed, and the largest difference (relative to the field's norm, as above).
+  /// A lossy codec compressed checkpoints (StoreConfig::codec): states recomputed from a lossy
+  /// restore are not the first sweep's bits, and the check measures them instead of stopping
+  /// the run: the recomputed fields that differed, and the largest difference (relative to the
+  /// field's norm, as above). What descends from an exact restore is still checked bit for bit.
   bool verify_lossy = false;
   std::int64_t verify_drifted = 0;
   double verify_largest_drift = 0.0;

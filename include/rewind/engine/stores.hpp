@@ -25,8 +25,8 @@ struct StoresConfig {
   /// checkpoints (rewind/storage/codec.hpp; disk checkpoints are not compressed yet). A lossy
   /// codec (zfp) compresses restart states only, within its tolerance; pullback data and final
   /// states keep their bits (zstd) unless lossy_pullbacks is set. Gradients are then no longer
-  /// store-all's bits: the replay check reports how far recomputed states drifted instead of
-  /// stopping the run (RunStats::verify_lossy).
+  /// store-all's bits: the replay check reports how far states recomputed from lossy restores
+  /// drifted instead of stopping the run (RunStats::verify_lossy).
   storage::StoreConfig store;
   /// With a lossy codec: compress pullback data lossily too (more checkpoints in the budget,
   /// larger gradient error; docs/runtime.md gives measured errors).

@@ -43,6 +43,9 @@ class CheckpointRecord {
     Level store = Level::None;           ///< RAM or DISK: where the data is
     std::int64_t bytes = 0;              ///< this rank's bytes
     std::vector<std::size_t> variables;  ///< restart data: the state variables it holds
+    /// Reading it back gives the bits that were stored: false where a lossy codec compressed
+    /// it, or it was copied from such a checkpoint (or its origin is not known).
+    bool exact = false;
   };
 
   /// The schedule placed `key` at `level`; the data went to entry.store. Counts a write.
