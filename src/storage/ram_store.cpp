@@ -1,6 +1,7 @@
 #include "ram_store.hpp"
 #include "rewind/timing.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <iterator>
 
@@ -17,6 +18,16 @@ struct RamStore::Entry {
     return block.empty() ? layout.bytes() : static_cast<std::int64_t>(block.size());
   }
 };
+
+namespace {
+
+std::atomic<int> blocks_to_damage{0};
+
+}  // namespace
+
+void RamStore::damage_next_blocks(int blocks) {
+  blocks_to_damage.store(blocks);
+}
 
 RamStore::RamStore(const StoreConfig& config) {
   int initialized = 0;
@@ -89,6 +100,9 @@ void RamStore::put(const Key& key, const CheckpointView& checkpoint) {
     const auto tc = SteadyClock::now();
     encode_block(checkpoint.exact && lossy_ ? exact_codec_ : codec_, scratch_, entry->block);
     entry->block.shrink_to_fit();
+    if (blocks_to_damage.load() > 0 && blocks_to_damage.fetch_sub(1) > 0) {
+      entry->block.back() ^= std::byte{0x10};  // the last payload byte (never the header)
+    }
     stats_.compress_seconds += seconds_since(tc);
   } else {
     entry->slot = take_slot(total);
@@ -110,7 +124,14 @@ void RamStore::get(const Key& key, const CheckpointSpan& out) {
   if (!entry.block.empty()) {
     scratch_.resize(static_cast<std::size_t>(entry.layout.doubles()));
     const auto td = SteadyClock::now();
-    decode_block(entry.block, scratch_);
+    try {
+      decode_block(entry.block, scratch_);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::Corrupt) throw;
+      throw Error(ErrorCode::Corrupt, "ram store: " + to_string(key) + " on rank " +
+                                          std::to_string(rank_) + ": " + e.what() +
+                                          "; the memory holding it was overwritten or went bad");
+    }
     stats_.decompress_seconds += seconds_since(td);
     detail::unpack(scratch_, out);
   } else {

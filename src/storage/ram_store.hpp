@@ -49,6 +49,11 @@ class RamStore final : public Store {
   /// Times a slot had to be allocated or enlarged after construction.
   std::int64_t grow_count() const { return grow_count_; }
 
+  /// Test hook, process-wide: the next `blocks` compressed blocks this process's RAM stores
+  /// make have one payload byte flipped after their checksum was taken, as memory that went bad
+  /// would (0: none). Reading such a block back is Error(Corrupt).
+  static void damage_next_blocks(int blocks);
+
  private:
   struct Slot {
     std::unique_ptr<double[]> data;

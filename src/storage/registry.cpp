@@ -39,8 +39,10 @@ const StoreInfo& find_store(std::string_view name) {
 }  // namespace detail
 
 std::string to_string(const Key& key) {
-  std::string out =
-      std::string(key.kind == Kind::Restart ? "restart " : "pullback ") + std::to_string(key.step);
+  const char* kind = key.kind == Kind::Restart    ? "restart "
+                     : key.kind == Kind::Pullback ? "pullback "
+                                                  : "final ";
+  std::string out = kind + std::to_string(key.step);
   if (key.recording != 0) out += " of recording " + std::to_string(key.recording);
   return out;
 }

@@ -5,7 +5,11 @@
 // MPI_Abort, as an application would. The test passes if the thrower prints what it caught
 // (the ctest regex) before the timeout; a hang fails it.
 //
-//   rewind_engine_one_rank_throws <first|recompute> <async|sync>
+// With `corrupt`, nothing throws in the stepper: the last rank's compressed RAM checkpoints are
+// damaged after their checksum was taken (RamStore::damage_next_blocks), and the first restore
+// on that rank must be its own Error(Corrupt), naming the checkpoint and the rank.
+//
+//   rewind_engine_one_rank_throws <first|recompute|corrupt> <async|sync>
 #include <mpi.h>
 
 #include <cstdio>
@@ -13,6 +17,7 @@
 #include <string>
 
 #include "engine_test_util.hpp"
+#include "ram_store.hpp"
 
 namespace {
 
@@ -61,8 +66,12 @@ int main(int argc, char** argv) {
   const int thrower = size - 1;
   {
     const Ring ring(MPI_COMM_WORLD, 40);
-    Failing stepper(ring, thrower, 17, phase == "recompute");
+    Failing stepper(ring, thrower, phase == "corrupt" ? -1 : 17, phase == "recompute");
     EngineConfig c = config("twolevel", 2, 6);
+    if (phase == "corrupt") {
+      c.store.codec = {"zstd"};
+      if (rank == thrower) storage::RamStore::damage_next_blocks(1 << 20);
+    }
     c.store.directory = scratch_dir("one-rank-throws-" + phase + (async ? "-async" : "-sync"));
     c.store.async_io = async;
     c.store.inline_io_bytes = 0;  // every checkpoint through the I/O thread when async
