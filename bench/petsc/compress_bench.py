@@ -13,18 +13,20 @@ Runs PETSc's store-all `memory` trajectory and rewind at -ts_trajectory_max_cps_
 compression; with each codec planned as uncompressed (-ts_trajectory_rewind_compress_ratio 1:
 compression saves memory, the plan is the same); with each codec:ratio of --plans (the budget's
 bytes then hold more checkpoints; no disk budget, so a checkpoint that does not fit stops the
-run); and with each codec:ratio of --spill-plans and --disk disk checkpoints, where what does not
-fit moves to disk; and with zfp (lossy, stages lossy too) at each tolerance:ratio of --lossy-plans
-and the same disk room, whose lambda must be within 1000 times the tolerance of store-all's
-(normwise; the table gives the error). The runs are interleaved (each repetition runs every configuration once, in an
+run); with each codec:ratio of --spill-plans and --disk disk checkpoints, where what does not
+fit moves to disk; and with zfp (lossy, stages lossy too) at each tolerance:ratio of
+--lossy-plans (no disk) and --lossy-spill-plans (--disk disk checkpoints), whose lambda must be
+within 1000 times the tolerance of store-all's (normwise; the table gives the error). Each
+compressed run is compared with the uncompressed run of the same budget: rewind alone, or
+rewind with the same --disk disk checkpoints (run whenever a plan has disk room). The runs are interleaved (each repetition runs every configuration once, in an
 order rotated from one repetition to the next), each rank under rank_probe.py. Per configuration
 it prints the ratio the RAM store measured, the RAM checkpoints the plan holds (and without
 compression), the checkpoints moved to disk, the TSStep calls (forward steps, recomputations
 included, from -log_view), the median wall time, the model (store-all's wall time plus the extra
-TSStep calls at store-all's own time per TSStep) and the peak RSS (largest rank). Every run's
-lambda must be bitwise store-all's, a run planned as uncompressed must take the TSStep calls of
-the run without compression, and a run planned with a ratio may not take more: the command
-exits 1 otherwise. No timing is asserted.
+TSStep calls at store-all's own time per TSStep) and the peak RSS (largest rank). Every lossless
+run's lambda must be bitwise store-all's, a run planned as uncompressed must take the TSStep
+calls of the uncompressed run of the same budget, and a run planned with a ratio may not take
+more: the command exits 1 otherwise. No timing is asserted.
 """
 import os
 import re
@@ -41,11 +43,17 @@ GAINED = re.compile(r"(\d+) RAM checkpoints in the budget of [0-9.]+ MiB, (\d+) 
 MOVED = re.compile(r"(\d+) compressed worse than planned and were moved to disk")
 
 
-def configs(n, plans, spill_plans, lossy_plans, disk):
+def configs(n, plans, spill_plans, lossy_plans, lossy_spill_plans, disk):
+    """The configurations, each with the name of the uncompressed run of the same budget (RAM
+    and disk) it is compared with ("baseline")."""
     memory = ["-ts_trajectory_type", "memory", "-ts_trajectory_solution_only", "0"]
     rewind = ["-ts_trajectory_type", "rewind", "-ts_trajectory_max_cps_ram", str(n)]
+    with_disk = ["-ts_trajectory_max_cps_disk", str(disk), "-ts_trajectory_dirname", "checkpoints"]
+    plain, plain_disk = "rewind", f"rewind + {disk} disk"
     out = [Config("memory", memory, "petsc", "all N in RAM"),
-           Config("rewind", rewind, "rewind", f"{n} checkpoints")]
+           Config(plain, rewind, "rewind", f"{n} checkpoints")]
+    if spill_plans or lossy_spill_plans:
+        out.append(Config(plain_disk, rewind + with_disk, "rewind", f"{n} + {disk} checkpoints"))
     codecs = []
     for codec, _ in plans + spill_plans:
         if codec not in codecs:
@@ -53,21 +61,22 @@ def configs(n, plans, spill_plans, lossy_plans, disk):
     for codec, ratio, spill in ([(c, "1", False) for c in codecs] +
                                 [(c, r, False) for c, r in plans] +
                                 [(c, r, True) for c, r in spill_plans]):
-        extra = (["-ts_trajectory_max_cps_disk", str(disk), "-ts_trajectory_dirname",
-                  "checkpoints"] if spill else [])
         out.append(Config(f"rewind {codec} ratio {ratio}" + (f" + {disk} disk" if spill else ""),
                           rewind + ["-ts_trajectory_rewind_compress", codec,
-                                    "-ts_trajectory_rewind_compress_ratio", ratio] + extra,
-                          "rewind", f"{n} checkpoints"))
-    for tolerance, ratio in lossy_plans:
-        out.append(Config(f"rewind zfp {tolerance} ratio {ratio} + {disk} disk",
+                                    "-ts_trajectory_rewind_compress_ratio", ratio] +
+                          (with_disk if spill else []), "rewind", f"{n} checkpoints"))
+    for (tolerance, ratio), spill in ([(p, False) for p in lossy_plans] +
+                                      [(p, True) for p in lossy_spill_plans]):
+        out.append(Config(f"rewind zfp {tolerance} ratio {ratio}" +
+                          (f" + {disk} disk" if spill else ""),
                           rewind + ["-ts_trajectory_rewind_compress", "zfp",
                                     "-ts_trajectory_rewind_compress_tolerance", tolerance,
                                     "-ts_trajectory_rewind_compress_lossy_pullbacks",
-                                    "-ts_trajectory_rewind_compress_ratio", ratio,
-                                    "-ts_trajectory_max_cps_disk", str(disk),
-                                    "-ts_trajectory_dirname", "checkpoints"],
+                                    "-ts_trajectory_rewind_compress_ratio", ratio] +
+                          (with_disk if spill else []),
                           "rewind", f"{n} checkpoints", rtol=1000 * float(tolerance)))
+    for cfg in out:
+        cfg.baseline = plain_disk if "-ts_trajectory_max_cps_disk" in cfg.args else plain
     return out
 
 
@@ -93,7 +102,9 @@ def main():
     ap.add_argument("--spill-plans", default="zstd:2",
                     help="codec:ratio pairs run with --disk disk checkpoints, for what does not fit")
     ap.add_argument("--disk", type=int, default=40)
-    ap.add_argument("--lossy-plans", default="1e-8:2,1e-6:3",
+    ap.add_argument("--lossy-plans", default="",
+                    help="zfp tolerance:ratio pairs (stages lossy too), no disk budget")
+    ap.add_argument("--lossy-spill-plans", default="1e-8:2,1e-6:3",
                     help="zfp tolerance:ratio pairs (stages lossy too), with --disk disk room")
     ap.add_argument("--heat", help="rewind-heat instead of ex5adj")
     opts = ap.parse_args()
@@ -101,9 +112,9 @@ def main():
     program = "heat" if opts.heat else "ex5adj"
     if opts.heat:
         opts.heat = os.path.abspath(opts.heat)
-    plans, spill_plans, lossy_plans = ([tuple(p.split(":")) for p in text.split(",") if p]
-                                       for text in (opts.plans, opts.spill_plans,
-                                                    opts.lossy_plans))
+    plans, spill_plans, lossy_plans, lossy_spill_plans = (
+        [tuple(p.split(":")) for p in text.split(",") if p]
+        for text in (opts.plans, opts.spill_plans, opts.lossy_plans, opts.lossy_spill_plans))
     outputs = ["-ts_adjoint_view_solution", "binary:lambda.bin", "-viewer_binary_skip_info",
                "-ts_trajectory_view"]
     # rewind-heat links rewind itself; ex5adj loads it.
@@ -112,7 +123,7 @@ def main():
     print(f"# {program} CN, {opts.grid}x{opts.grid}, {opts.steps} steps, {opts.ranks} ranks, "
           f"-ts_trajectory_max_cps_ram {opts.budget}, {opts.reps} repetitions; load average at "
           f"start {load_average()}", flush=True)
-    cfgs = configs(opts.budget, plans, spill_plans, lossy_plans, opts.disk)
+    cfgs = configs(opts.budget, plans, spill_plans, lossy_plans, lossy_spill_plans, opts.disk)
     records = run_interleaved(opts, base, cfgs, os.path.abspath(opts.work), outputs)
     model = store_all_model(records["memory"])
     per_step = model[3]
@@ -120,31 +131,34 @@ def main():
     rows = whole_program_rows(records, cfgs, model, failures)
     for name, row in rows.items():
         row["stored_ratio"], row["slots"], row["moved"] = view_numbers(records[name][0])
-    plain = rows.get("rewind")
     print(f"\n### {program} CN, {opts.grid}², {opts.steps} steps, {opts.ranks} ranks, "
           f"-ts_trajectory_max_cps_ram {opts.budget} (median of {opts.reps}; model: store-all's "
           f"wall + extra TSStep calls at store-all's {per_step * 1e3:.2f} ms each)\n")
     print("| configuration | stored ratio | RAM checkpoints (without compression) | moved to disk | "
-          "TSStep calls | wall s | model s | peak RSS MiB | wall vs rewind uncompressed | "
+          "TSStep calls | wall s | model s | peak RSS MiB | wall vs uncompressed, same budget | "
           "lambda error |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for cfg in cfgs:
         r = rows.get(cfg.name)
         if not r:
             continue
+        base = rows.get(getattr(cfg, "baseline", ""))
         ratio = f"{r['stored_ratio']:.2f}" if r["stored_ratio"] else ""
         slots = f"{r['slots'][0]} ({r['slots'][1]})" if r["slots"] else ""
-        vs = f"{r['wall'] / plain['wall']:.3f}" if plain and cfg.kind == "rewind" else ""
+        vs = (f"{r['wall'] / base['wall']:.3f} ({cfg.baseline})"
+              if base and cfg.kind == "rewind" and "ratio" in cfg.name else "")
         moved = "" if r["moved"] is None else str(r["moved"])
         print(f"| {cfg.name} | {ratio} | {slots} | {moved} | {r['tsstep']} | {r['wall']:.2f} | "
               f"{r['model']:.2f} | {r['rss_mib']:.1f} | {vs} | "
               f"{'%.1e' % r['error'] if cfg.rtol else 'bitwise'} |")
-        if plain and cfg.name.endswith("ratio 1") and r["tsstep"] != plain["tsstep"]:
+        if not base or "ratio" not in cfg.name:
+            continue
+        if cfg.name.endswith("ratio 1") and r["tsstep"] != base["tsstep"]:
             failures.append(f"{cfg.name}: {r['tsstep']} TSStep calls, uncompressed "
-                            f"{plain['tsstep']}: planned as uncompressed, it must plan alike")
-        if plain and "ratio" in cfg.name and r["tsstep"] > plain["tsstep"]:
-            failures.append(f"{cfg.name}: {r['tsstep']} TSStep calls, more than uncompressed "
-                            f"{plain['tsstep']}")
+                            f"{base['tsstep']}: planned as uncompressed, it must plan alike")
+        if r["tsstep"] > base["tsstep"]:
+            failures.append(f"{cfg.name}: {r['tsstep']} TSStep calls, more than {cfg.baseline} "
+                            f"{base['tsstep']}")
     print()
     return finish(opts, rows, failures)
 

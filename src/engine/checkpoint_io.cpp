@@ -100,8 +100,9 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   seconds_ += seconds_since(t0);
   stepper_->on_io(IoEvent::WriteEnd);
   const std::int64_t raw = bytes_of(fields);
-  // Exact: a read gives back what the stepper had (a copy: what its source had).
-  const bool stored_exact = !lossy && (!copying_ || copy_exact_);
+  // Exact: a read gives back the first sweep's bits: stored without loss, from a working state
+  // that descends from exact data only (a copy: from a source that holds them).
+  const bool stored_exact = !lossy && (copying_ ? copy_exact_ : working_exact_);
   record_.stored(k, level, {where, raw, std::move(variables), stored_exact});
   if (metered) keep_to_budget(k, level, stores_->ram().stats().bytes_written - before, raw);
 }

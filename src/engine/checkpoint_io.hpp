@@ -72,6 +72,9 @@ class CheckpointIo {
   /// (Recording::from_durable): `source(key, out)` fills `out` (shaped like the fields put()
   /// was given) with the tape's data of that key. Empty: the fields given (the usual case).
   using Source = std::function<void(const Key&, const std::vector<Field>& out)>;
+  /// The working state was restored from a checkpoint that holds the first sweep's bits (or
+  /// not): what is stored from it afterwards inherits that (Entry::exact).
+  void set_working_exact(bool exact) { working_exact_ = exact; }
   void set_source(Source source) { source_ = std::move(source); }
   /// Every checkpoint still recorded is erased: RAM ones at once, disk ones when the stores
   /// next make a collective call. Never collective, so a destructor can call it.
@@ -113,8 +116,9 @@ class CheckpointIo {
   const Plan* plan_;
   record::CheckpointRecord record_;
   Source source_;
-  bool copying_ = false;     // copy() puts what it read from a store, never from the source
-  bool copy_exact_ = false;  // copy(): what it read gave the bits stored (Entry::exact)
+  bool copying_ = false;       // copy() puts what it read from a store, never from the source
+  bool copy_exact_ = false;    // copy(): what it read holds the first sweep's bits (Entry::exact)
+  bool working_exact_ = true;  // the stepper's working state descends from exact data only
   std::set<Key> prefetched_;
   std::vector<std::vector<double>> scratch_;
   double seconds_ = 0.0;

@@ -94,6 +94,7 @@ void Parking::unpark() {
   if (!entry && !thinned) broken("a parked recording lost its final state");
   if (entry) {
     io->get(final_key, Level::Work, select(stepper().state(), entry->variables));
+    restored_from(entry->exact);
     io->erase(final_key, Level::Work);
   }
   const Key work = key(steps - 1, Kind::Pullback);
@@ -132,8 +133,9 @@ void Parking::rebuild() {
     restore_from_pullback(from, held->second);
   } else {
     const Key k = last->first;
-    io->get(k, last->second,
-            select(stepper().state(), io->record().find(k, last->second)->variables));
+    const auto* entry = io->record().find(k, last->second);
+    io->get(k, last->second, select(stepper().state(), entry->variables));
+    restored_from(entry->exact);
     from = k.step;
   }
   position = from;
@@ -179,8 +181,9 @@ void Parking::replan(Step m) {
     if (m > base) restore_from_pullback(base, *level);
   } else {
     if (m > base) {
-      io->get(first, *level,
-              select(stepper().state(), io->record().find(first, *level)->variables));
+      const auto* entry = io->record().find(first, *level);
+      io->get(first, *level, select(stepper().state(), entry->variables));
+      restored_from(entry->exact);
       position = base;
     }
     for (Level l : {Level::Ram, Level::Disk}) {

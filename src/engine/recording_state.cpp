@@ -80,6 +80,11 @@ void RecordingState::remember(Step step) {
   if (config.verify && !importing) check.remember(step, stepper().state());
 }
 
+void RecordingState::restored_from(bool exact) {
+  check.restored(exact);
+  io->set_working_exact(exact);
+}
+
 void RecordingState::compare(Step step) {
   if (config.verify) check.compare(step, stepper().state());
 }

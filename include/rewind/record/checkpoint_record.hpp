@@ -43,8 +43,9 @@ class CheckpointRecord {
     Level store = Level::None;           ///< RAM or DISK: where the data is
     std::int64_t bytes = 0;              ///< this rank's bytes
     std::vector<std::size_t> variables;  ///< restart data: the state variables it holds
-    /// Reading it back gives the bits that were stored: false where a lossy codec compressed
-    /// it, or it was copied from such a checkpoint (or its origin is not known).
+    /// Reading it back gives the first sweep's bits: false where a lossy codec compressed it,
+    /// where it was stored from a state recomputed from such a checkpoint or copied from one,
+    /// or where its origin is not known.
     bool exact = false;
   };
 
