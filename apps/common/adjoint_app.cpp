@@ -57,7 +57,7 @@ PetscErrorCode read_options(const char* app, AppOptions* o) {
   PetscCall(read_check_options(PetscOptionsObject, o));
   PetscCall(PetscOptionsBool("-compare_storeall",
                              "Re-run with a store-all trajectory; fail unless the gradients are "
-                             "bitwise identical",
+                             "bitwise identical (or within -compare_storeall_rtol)",
                              "", o->compare, &o->compare, nullptr));
   PetscCall(PetscOptionsReal("-compare_storeall_rtol",
                              "With -compare_storeall: pass when each gradient is within this of "
@@ -76,6 +76,8 @@ AppOptions read_options(const char* app) {
   validate(o);
   rwd::require(o.compare_rtol >= 0 && o.compare_rtol < 1,
                "-compare_storeall_rtol must be in [0, 1), got " + std::to_string(o.compare_rtol));
+  rwd::require(o.compare_rtol == 0 || o.compare,
+               "-compare_storeall_rtol is given without -compare_storeall, which it qualifies");
   return o;
 }
 

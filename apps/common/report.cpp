@@ -255,7 +255,8 @@ std::string compare_text(const CompareReport& c) {
         "(-compare_storeall_rtol)\n",
         c.passed ? "passed" : "FAILED", c.passed ? "within" : "by more than", (double)c.rtol);
   } else {
-    os << "Store-all comparison FAILED: the gradients differ\n";
+    os << "Store-all comparison FAILED: the gradients differ (with lossy checkpoints, "
+          "-compare_storeall_rtol accepts a relative difference)\n";
   }
   return os.str();
 }

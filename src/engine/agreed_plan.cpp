@@ -55,8 +55,8 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
                            {"StoresConfig::ram_store", setting_hash(st->ram_store)},
                            {"StoresConfig::disk_store", setting_hash(st->disk_store)},
                            {n.compress, setting_hash(st->store.codec.name)},
-                           {n.compress + " tolerance", setting_hash(st->store.codec.tolerance)},
-                           {n.compress + " precision", setting_hash(st->store.codec.precision)},
+                           {n.compress_tolerance, setting_hash(st->store.codec.tolerance)},
+                           {n.compress_precision, setting_hash(st->store.codec.precision)},
                            {n.lossy_pullbacks, setting_hash(st->lossy_pullbacks)}});
   }
   return out;

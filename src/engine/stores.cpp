@@ -1,5 +1,7 @@
 #include "rewind/engine/stores.hpp"
 
+#include "rewind/storage/codec.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -31,6 +33,10 @@ Stores::Stores(StoresConfig config) : config_(std::move(config)) {
           "stores: StoreConfig::comm is not set (EngineConfig::store.comm, "
           "StoresConfig::store.comm); set it to the stepper's communicator (MPI_COMM_SELF for a "
           "stepper on one rank)");
+  require(
+      !c.lossy_pullbacks || storage::codec_is_lossy(c.store.codec.name),
+      "stores: StoresConfig::lossy_pullbacks compresses pullback data lossily, and the codec '" +
+          c.store.codec.name + "' is not lossy; choose zfp or leave it false");
   ram_ = storage::make_store(c.ram_store, c.store);
 }
 

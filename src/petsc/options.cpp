@@ -42,6 +42,8 @@ engine::SettingNames option_names() {
   n.compress = "-ts_trajectory_rewind_compress";
   n.compress_ratio = "-ts_trajectory_rewind_compress_ratio";
   n.lossy_pullbacks = "-ts_trajectory_rewind_compress_lossy_pullbacks";
+  n.compress_tolerance = "-ts_trajectory_rewind_compress_tolerance";
+  n.compress_precision = "-ts_trajectory_rewind_compress_precision";
   n.verify = "-ts_trajectory_rewind_verify";
   n.pullback_data = "stages";
   n.directory = "-ts_trajectory_dirname";
@@ -86,7 +88,8 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_compress",
                                       "-ts_trajectory_rewind_compress_tolerance",
                                       "-ts_trajectory_rewind_compress_ratio",
-                                      "-ts_trajectory_rewind_compress_lossy_pullbacks"};
+                                      "-ts_trajectory_rewind_compress_lossy_pullbacks",
+                                      "-ts_trajectory_rewind_compress_precision"};
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
@@ -186,12 +189,19 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
     }
   }
   try {
-    storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance), 0},
-                         "-ts_trajectory_rewind_compress");
+    storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance),
+                          static_cast<int>(o.compress_precision)},
+                         "-ts_trajectory_rewind_compress",
+                         "-ts_trajectory_rewind_compress_tolerance",
+                         "-ts_trajectory_rewind_compress_precision");
   } catch (const Error& e) {
-    SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s%s", e.what(),
-            o.compress_tolerance != 0 ? " (-ts_trajectory_rewind_compress_tolerance)" : "");
+    SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
   }
+  PetscCheck(!o.compress_lossy_pullbacks || storage::codec_is_lossy(o.compress), comm,
+             PETSC_ERR_ARG_INCOMP,
+             "-ts_trajectory_rewind_compress_lossy_pullbacks compresses stage values lossily, and "
+             "-ts_trajectory_rewind_compress %s is not lossy; choose zfp or leave it false",
+             o.compress.c_str());
   PetscFunctionReturn(0);
 }
 
@@ -285,6 +295,10 @@ PetscErrorCode read_compress_options(Options& o, Texts& t, detail::OptionItems P
       "disk budget's room, or stop the run",
       "TSTrajectoryRewindSetCompressRatio", t.compress_ratio, t.compress_ratio,
       sizeof t.compress_ratio, &t.compress_ratio_set));
+  PetscCall(PetscOptionsInt("-ts_trajectory_rewind_compress_precision",
+                            "zfp-precision: the bits kept of each block of four values (1 to 64)",
+                            "TSTrajectoryRewindSetCompressPrecision", o.compress_precision,
+                            &o.compress_precision, nullptr));
   PetscCall(PetscOptionsBool(
       "-ts_trajectory_rewind_compress_lossy_pullbacks",
       "With a lossy codec (zfp): compress the stage values adjoint steps read lossily too (more "

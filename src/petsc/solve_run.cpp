@@ -9,6 +9,7 @@
 #include "log_events.hpp"
 #include "private_access.hpp"
 #include "progress.hpp"
+#include "rewind/comm/agree.hpp"
 #include "rewind/engine/room.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/storage/codec.hpp"
@@ -25,11 +26,35 @@ namespace {
 std::string codec_words(const engine::StoresConfig& s) {
   const storage::CodecSpec& c = s.store.codec;
   if (!storage::codec_is_lossy(c.name)) return c.name;
-  char text[160];
-  std::snprintf(text, sizeof text, "%s (within %g; %s)", c.name.c_str(), c.tolerance,
-                s.lossy_pullbacks ? "solution and stage checkpoints"
-                                  : "solution checkpoints only, stages exact");
-  return text;
+  char bound[48];
+  if (c.precision > 0) {
+    std::snprintf(bound, sizeof bound, "%d bits", c.precision);
+  } else {
+    std::snprintf(bound, sizeof bound, "within %g", c.tolerance);
+  }
+  return c.name + " (" + bound + "; " +
+         (s.lossy_pullbacks ? "solution and stage checkpoints"
+                            : "solution checkpoints only, stages exact") +
+         ")";
+}
+
+// Recomputed states that drifted more than this from the first sweep's, relative to their norm,
+// under a lossy codec, are worth a warning: the gradient may be about as far off.
+constexpr double kLossyDriftWarning = 1e-4;
+
+// Said once a run, on rank 0, on stderr, when lossy checkpoints moved recomputed states by more
+// than kLossyDriftWarning on any rank. Collective (every rank has the same codec).
+void warn_lossy_drift(const engine::RunStats& s, const engine::StoresConfig& stores) {
+  if (!s.verify_lossy) return;
+  double drift = s.verify_largest_drift;
+  REWIND_PETSC(MPI_Allreduce(MPI_IN_PLACE, &drift, 1, MPI_DOUBLE, MPI_MAX, stores.store.comm));
+  if (drift <= kLossyDriftWarning || comm::comm_rank(stores.store.comm) != 0) return;
+  std::fprintf(stderr,
+               "rewind: warning: lossy checkpoints (-ts_trajectory_rewind_compress %s) moved "
+               "recomputed states by up to %.1e relative to their norm, and the gradient may be "
+               "off by about as much. A zfp tolerance is absolute: scale it to the size of the "
+               "states, or check once against a lossless run\n",
+               codec_words(stores).c_str(), drift);
 }
 
 }  // namespace
@@ -504,6 +529,7 @@ bool SolveRun::finish() {
       r.kept_file = kept;
     }
   }
+  warn_lossy_drift(r.stats, carry_.stores_config);
   detail::set_counts(tj_, static_cast<PetscInt>(r.stats.recomputed()),
                      static_cast<PetscInt>(r.stats.disk.reads),
                      static_cast<PetscInt>(r.stats.disk.writes));

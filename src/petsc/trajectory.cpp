@@ -317,14 +317,29 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[]
                                              PetscReal tolerance) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
+  const std::string name = codec ? codec : "";
+  // zfp-precision takes the bits TSTrajectoryRewindSetCompressPrecision set before.
+  const int bits = name == "zfp-precision" ? static_cast<int>(options(tj).compress_precision) : 0;
   try {
-    rwd::storage::check_codec({codec ? codec : "", static_cast<double>(tolerance), 0},
-                              "TSTrajectoryRewindSetCompress");
+    rwd::storage::check_codec({name, static_cast<double>(tolerance), bits},
+                              "TSTrajectoryRewindSetCompress", "its tolerance",
+                              "TSTrajectoryRewindSetCompressPrecision, called first");
   } catch (const rwd::Error& e) {
     SETERRQ(PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
   }
   options(tj).compress = codec;
   options(tj).compress_tolerance = tolerance;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetCompressPrecision(TSTrajectory tj, PetscInt bits) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(bits >= 0 && bits <= 64, PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetCompressPrecision: the bits kept must be 1 to 64 (0: none), "
+             "got %" PetscInt_FMT,
+             bits);
+  options(tj).compress_precision = bits;
   PetscFunctionReturn(0);
 }
 

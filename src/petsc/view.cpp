@@ -126,9 +126,11 @@ PetscErrorCode view_plan(PetscViewer viewer, const RunReport& r, const Options& 
       const std::string why = o.schedule == "auto"
                                   ? " (the cheapest plan)"
                                   : " (schedules that use it: auto, " + disk_ones + ")";
+      // Compressed checkpoints that did not fit their budget still went there (below).
+      const bool moved = r.stats.ram_codec.moved_to_disk > 0;
       PetscCall(PetscViewerASCIIPrintf(
-          viewer, "    %s keeps every checkpoint in RAM: the disk budget is not used%s\n",
-          r.plan.schedule.c_str(), why.c_str()));
+          viewer, "    %s keeps every checkpoint in RAM: the disk budget is not used%s%s\n",
+          r.plan.schedule.c_str(), moved ? " by the plan" : "", why.c_str()));
     }
   }
 
@@ -301,12 +303,18 @@ PetscErrorCode view_shape(PetscViewer viewer, const RunReport& r) {
         (long long)s.rebuilt_steps));
   }
   if (r.verify && s.verify_lossy && s.verify_drifted > 0) {
+    const std::string within = s.verify_tolerated > 0
+                                   ? " (" + std::to_string(s.verify_tolerated) +
+                                         " fields within -ts_trajectory_rewind_verify_tolerance)"
+                                   : std::string();
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "    replay check: restores are lossy, so recomputed states cannot be the forward run's "
         "bits; %lld recomputed fields differed from it, by at most %.1e relative to their norm "
-        "(rank 0; measured, not checked; hashing %.4f s)\n",
-        static_cast<long long>(s.verify_drifted), s.verify_largest_drift, s.verify_seconds));
+        "(rank 0; measured, not checked); states recomputed from exact checkpoints matched it%s "
+        "(hashing %.4f s)\n",
+        static_cast<long long>(s.verify_drifted), s.verify_largest_drift, within.c_str(),
+        s.verify_seconds));
   } else if (r.verify && s.verify_tolerated > 0) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 
@@ -122,7 +123,14 @@ bool codec_is_lossy(std::string_view name) {
   return e != nullptr && !e->info.lossless;
 }
 
-void check_codec(const CodecSpec& spec, const std::string& option) {
+void check_codec(const CodecSpec& spec, const std::string& option,
+                 const std::string& tolerance_option, const std::string& precision_option) {
+  // The setting that sets the tolerance or the precision, where the caller names it.
+  const auto setting = [](const std::string& name) {
+    return name.empty() ? "" : " (" + name + ")";
+  };
+  char tolerance[32];
+  std::snprintf(tolerance, sizeof tolerance, "%g", spec.tolerance);
   const Entry* e = by_name(spec.name);
   if (e == nullptr) {
     std::string names;
@@ -131,27 +139,27 @@ void check_codec(const CodecSpec& spec, const std::string& option) {
                 option + ": unknown codec '" + spec.name + "' (codecs: " + names + ")");
   }
   if (!std::isfinite(spec.tolerance) || spec.tolerance < 0) {
-    throw Error(
-        ErrorCode::InvalidArgument,
-        option + ": the tolerance must be finite and >= 0, got " + std::to_string(spec.tolerance));
+    throw Error(ErrorCode::InvalidArgument, option + ": the tolerance" + setting(tolerance_option) +
+                                                " must be finite and >= 0, got " + tolerance);
   }
   if (e->takes_tolerance && spec.tolerance <= 0) {
-    throw Error(ErrorCode::InvalidArgument,
-                option + ": " + spec.name +
-                    " needs a tolerance > 0 (the largest absolute error "
-                    "of a restored value)");
+    throw Error(ErrorCode::InvalidArgument, option + ": " + spec.name + " needs a tolerance > 0" +
+                                                setting(tolerance_option) +
+                                                ", the largest absolute error of a restored value");
   }
   if (!e->takes_tolerance && spec.tolerance != 0) {
-    throw Error(ErrorCode::InvalidArgument, option + ": " + spec.name + " takes no tolerance" +
-                                                (e->info.lossless ? " (it is lossless)" : ""));
+    throw Error(ErrorCode::InvalidArgument,
+                option + ": " + spec.name + " takes no tolerance" + setting(tolerance_option) +
+                    (e->info.lossless ? ", it is lossless" : "") + "; got " + tolerance);
   }
   if (e->takes_precision && (spec.precision < 1 || spec.precision > 64)) {
-    throw Error(ErrorCode::InvalidArgument, option + ": " + spec.name +
-                                                " needs a precision of 1 to 64 bits, got " +
-                                                std::to_string(spec.precision));
+    throw Error(ErrorCode::InvalidArgument,
+                option + ": " + spec.name + " needs a precision of 1 to 64 bits" +
+                    setting(precision_option) + ", got " + std::to_string(spec.precision));
   }
   if (!e->takes_precision && spec.precision != 0) {
-    throw Error(ErrorCode::InvalidArgument, option + ": " + spec.name + " takes no precision");
+    throw Error(ErrorCode::InvalidArgument,
+                option + ": " + spec.name + " takes no precision" + setting(precision_option));
   }
 }
 

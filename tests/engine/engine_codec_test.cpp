@@ -247,6 +247,17 @@ TEST(EngineCodec, LossyRestartsGiveAGradientWithinTheirTolerance) {
     const double err_e = relative_error(g_e, reference), err_p = relative_error(g_p, reference);
     if (world_rank() == 0) std::printf("  mixed: exact pullbacks %.2e, lossy %.2e\n", err_e, err_p);
   }
+  // Lossy pullback data asked of a lossless codec: refused by name.
+  EngineConfig bad = config("revolve", 4, 0);
+  bad.store.codec = {"zstd"};
+  bad.lossy_pullbacks = true;
+  try {
+    adjoint(l96, bad);
+    ADD_FAILURE() << "lossy_pullbacks with zstd was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("StoresConfig::lossy_pullbacks"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A stepper whose recomputed steps (all of them, on rank 0) are not the first sweep's: what the

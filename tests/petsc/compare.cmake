@@ -15,6 +15,7 @@
 #                   are each run's working directory (relative -ts_trajectory_dirname lands there)
 #   VIEW_REGEX      optional: the candidate runs with -ts_trajectory_view and its stdout must
 #                   match this regex
+#   STDERR_REGEX    optional: the candidate's stderr must match this regex (a warning)
 #   STDOUT_LINES    optional: the stdout lines matching this regex (e.g. the sensitivities a
 #                   tutorial prints) must be the same in both runs, and there must be some
 #   MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS, MPIEXEC_POSTFLAGS, MPIEXEC_FLAGS
@@ -122,6 +123,7 @@ function(run role)
     endif()
   endforeach()
   set(${role}_out "${out}" PARENT_SCOPE)
+  set(${role}_err "${err}" PARENT_SCOPE)
 endfunction()
 
 if(MODE STREQUAL "baseline")
@@ -253,6 +255,14 @@ if(NOT "${VIEW_REGEX}" STREQUAL "")
     message("candidate stdout matches VIEW_REGEX '${VIEW_REGEX}': ${CMAKE_MATCH_0}")
   else()
     list(APPEND failures "the candidate's stdout does not match VIEW_REGEX '${VIEW_REGEX}':\n${candidate_out}")
+  endif()
+endif()
+
+if(NOT "${STDERR_REGEX}" STREQUAL "")
+  if(candidate_err MATCHES "${STDERR_REGEX}")
+    message("candidate stderr matches STDERR_REGEX '${STDERR_REGEX}': ${CMAKE_MATCH_0}")
+  else()
+    list(APPEND failures "the candidate's stderr does not match STDERR_REGEX '${STDERR_REGEX}':\n${candidate_err}")
   endif()
 endif()
 

@@ -179,13 +179,13 @@ int main(int argc, char** argv) {
     PetscCall(TSTrajectoryRewindSetCompress(tj, "zfp", 1e-9));
     PetscCall(TSTrajectoryRewindSetCompressLossyPullbacks(tj, lossy_stages));
     PetscCall(rwd::testing::decay_solve(p, got));
-    PetscReal local[2] = {0, 0}, global[2] = {0, 0};
+    PetscReal mine[2] = {0, 0}, largest[2] = {0, 0};
     for (std::size_t i = 0; i < got.size() && i < reference.size(); ++i) {
-      local[0] = std::max(local[0], PetscAbsScalar(got[i] - reference[i]));
-      local[1] = std::max(local[1], PetscAbsScalar(reference[i]));
+      mine[0] = std::max(mine[0], PetscAbsScalar(got[i] - reference[i]));
+      mine[1] = std::max(mine[1], PetscAbsScalar(reference[i]));
     }
-    PetscCallMPI(MPI_Allreduce(local, global, 2, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
-    const PetscReal error = global[1] > 0 ? global[0] / global[1] : global[0];
+    PetscCallMPI(MPI_Allreduce(mine, largest, 2, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+    const PetscReal error = largest[1] > 0 ? largest[0] / largest[1] : largest[0];
     const PetscBool zfp_ok = error > 0 && error < 1e-7 ? PETSC_TRUE : PETSC_FALSE;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                           "zfp (1e-9, stages %s): lambda within %.1e of store-all, relative: %s\n",

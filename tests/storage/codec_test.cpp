@@ -173,6 +173,17 @@ TEST(Codec, BadSettingsAreErrorsNamingTheOption) {
                {opt, "unknown codec 'lz5'", "none, zstd, blosc, zfp, zfp-precision"});
   expect_error([&] { check_codec({"zfp"}, opt); }, ErrorCode::InvalidArgument,
                {opt, "zfp needs a tolerance > 0"});
+  // The settings of the tolerance and the precision are named where the caller gives them, and
+  // a value is printed as given.
+  expect_error(
+      [&] {
+        check_codec({"zfp", -1e-12}, opt, "-tol", "-bits");
+      },
+      ErrorCode::InvalidArgument, {opt, "the tolerance (-tol) must be", "got -1e-12"});
+  expect_error([&] { check_codec({"zfp"}, opt, "-tol", "-bits"); }, ErrorCode::InvalidArgument,
+               {"zfp needs a tolerance > 0 (-tol)"});
+  expect_error([&] { check_codec({"zfp-precision"}, opt, "-tol", "-bits"); },
+               ErrorCode::InvalidArgument, {"needs a precision of 1 to 64 bits (-bits), got 0"});
   for (const double bad :
        {-1e-6, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     expect_error(
@@ -185,7 +196,7 @@ TEST(Codec, BadSettingsAreErrorsNamingTheOption) {
       [&] {
         check_codec({"zstd", 1e-6}, opt);
       },
-      ErrorCode::InvalidArgument, {opt, "zstd takes no tolerance (it is lossless)"});
+      ErrorCode::InvalidArgument, {opt, "zstd takes no tolerance, it is lossless"});
   expect_error(
       [&] {
         check_codec({"zfp-precision", 0, 65}, opt);

@@ -40,6 +40,7 @@
                                              (lossless), or zfp (lossy: solution checkpoints
                                              within an absolute tolerance, stages exact)
      -ts_trajectory_rewind_compress_tolerance <e>  zfp: the largest error of a restored value
+     -ts_trajectory_rewind_compress_precision <bits>  zfp-precision: bits kept
      -ts_trajectory_rewind_compress_lossy_pullbacks <bool>  zfp: stages lossy too
      -ts_trajectory_rewind_compress_ratio <r>  plan the RAM budget with checkpoints of 1/r
                                              their size (default 1: as if uncompressed; 0:
@@ -97,11 +98,14 @@ PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal mul
    compressed by a lossless codec ("none", "zstd", "blosc"), which keeps every gradient bit, or by
    "zfp", lossy: a restored solution is within `tolerance` (an absolute error, > 0) of the one
    stored, stage values keep their bits, and the gradient is then close to store-all's, not equal
-   (docs/petsc.md gives measured errors). An unknown codec or a bad tolerance is an error naming
+   (docs/runtime.md, "Lossy checkpoints", gives measured errors). An unknown codec or a bad tolerance is an error naming
    the setter. */
 PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory, const char codec[], PetscReal tolerance);
-/* -ts_trajectory_rewind_compress_lossy_pullbacks: with zfp, stage values are compressed lossily
-   too (more checkpoints in a budget planned with a ratio, a larger gradient error). */
+/* -ts_trajectory_rewind_compress_precision: zfp-precision's bits kept of each block of four
+   values (1 to 64); call it before TSTrajectoryRewindSetCompress(tj, "zfp-precision", 0). */
+PetscErrorCode TSTrajectoryRewindSetCompressPrecision(TSTrajectory, PetscInt bits);
+/* -ts_trajectory_rewind_compress_lossy_pullbacks: with a lossy codec, stage values are compressed
+   lossily too (more checkpoints in a budget planned with a ratio, a larger gradient error). */
 PetscErrorCode TSTrajectoryRewindSetCompressLossyPullbacks(TSTrajectory, PetscBool lossy);
 /* -ts_trajectory_rewind_compress_ratio: the compression ratio the RAM budget is planned with
    (1, the default: as if uncompressed; > 1: the budget's bytes hold checkpoints of 1/ratio their

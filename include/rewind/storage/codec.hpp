@@ -49,8 +49,11 @@ bool codec_is_lossy(std::string_view name);
 
 /// Throws Error(InvalidArgument) naming `option`: an unknown codec (the message lists the
 /// names), a tolerance that is negative or not finite, zfp without a tolerance > 0,
-/// zfp-precision without a precision in 1..64, or a setting the codec does not take.
-void check_codec(const CodecSpec& spec, const std::string& option);
+/// zfp-precision without a precision in 1..64, or a setting the codec does not take. The
+/// settings that give the tolerance and the precision are named too where given.
+void check_codec(const CodecSpec& spec, const std::string& option,
+                 const std::string& tolerance_option = {},
+                 const std::string& precision_option = {});
 
 inline constexpr std::size_t kBlockHeaderBytes = 48;
 
