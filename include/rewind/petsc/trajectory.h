@@ -98,8 +98,8 @@ PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal mul
    compressed by a lossless codec ("none", "zstd", "blosc"), which keeps every gradient bit, or by
    "zfp", lossy: a restored solution is within `tolerance` (an absolute error, > 0) of the one
    stored, stage values keep their bits, and the gradient is then close to store-all's, not equal
-   (docs/runtime.md, "Lossy checkpoints", gives measured errors). An unknown codec or a bad tolerance is an error naming
-   the setter. */
+   (docs/runtime.md, "Lossy checkpoints", gives measured errors). An unknown codec or a bad
+   tolerance is an error naming the setter. */
 PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory, const char codec[], PetscReal tolerance);
 /* -ts_trajectory_rewind_compress_precision: zfp-precision's bits kept of each block of four
    values (1 to 64); call it before TSTrajectoryRewindSetCompress(tj, "zfp-precision", 0). */
