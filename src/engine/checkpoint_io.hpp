@@ -73,8 +73,10 @@ class CheckpointIo {
   /// was given) with the tape's data of that key. Empty: the fields given (the usual case).
   using Source = std::function<void(const Key&, const std::vector<Field>& out)>;
   /// The working state was restored from a checkpoint that holds the first sweep's bits (or
-  /// not): what is stored from it afterwards inherits that (Entry::exact).
+  /// not): what is stored from it afterwards inherits that (Entry::exact), and the replay check
+  /// asks for the first sweep's bits only of what descends from exact data.
   void set_working_exact(bool exact) { working_exact_ = exact; }
+  bool working_exact() const { return working_exact_; }
   void set_source(Source source) { source_ = std::move(source); }
   /// Every checkpoint still recorded is erased: RAM ones at once, disk ones when the stores
   /// next make a collective call. Never collective, so a destructor can call it.

@@ -94,7 +94,7 @@ void Parking::unpark() {
   if (!entry && !thinned) broken("a parked recording lost its final state");
   if (entry) {
     io->get(final_key, Level::Work, select(stepper().state(), entry->variables));
-    restored_from(entry->exact);
+    io->set_working_exact(entry->exact);
     io->erase(final_key, Level::Work);
   }
   const Key work = key(steps - 1, Kind::Pullback);
@@ -135,7 +135,7 @@ void Parking::rebuild() {
     const Key k = last->first;
     const auto* entry = io->record().find(k, last->second);
     io->get(k, last->second, select(stepper().state(), entry->variables));
-    restored_from(entry->exact);
+    io->set_working_exact(entry->exact);
     from = k.step;
   }
   position = from;
@@ -183,7 +183,7 @@ void Parking::replan(Step m) {
     if (m > base) {
       const auto* entry = io->record().find(first, *level);
       io->get(first, *level, select(stepper().state(), entry->variables));
-      restored_from(entry->exact);
+      io->set_working_exact(entry->exact);
       position = base;
     }
     for (Level l : {Level::Ram, Level::Disk}) {

@@ -80,13 +80,8 @@ void RecordingState::remember(Step step) {
   if (config.verify && !importing) check.remember(step, stepper().state());
 }
 
-void RecordingState::restored_from(bool exact) {
-  check.restored(exact);
-  io->set_working_exact(exact);
-}
-
 void RecordingState::compare(Step step) {
-  if (config.verify) check.compare(step, stepper().state());
+  if (config.verify) check.compare(step, stepper().state(), io->working_exact());
 }
 
 void RecordingState::settle_check() {

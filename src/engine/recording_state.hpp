@@ -36,9 +36,6 @@ struct RecordingState {
   void evicted();
   void require_buffers(const char* call) const;
   void remember(Step step);
-  /// The working state was just restored from a checkpoint that holds the first sweep's bits
-  /// (`exact`) or not: the replay check and what is stored from it follow.
-  void restored_from(bool exact);
   void compare(Step step);
   // Collective: every rank throws if a recomputation on some rank missed the first sweep's bits.
   void settle_check();

@@ -177,7 +177,8 @@ const FieldPrint* ReplayCheck::stored(Step step, std::size_t& count) const {
   return it->second.data();
 }
 
-void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
+void ReplayCheck::compare(Step step, const std::vector<Field>& fields, bool exact_origin) {
+  const bool strict = !lossy_ || exact_origin;
   std::size_t count = 0;
   const FieldPrint* then = mismatch_ ? nullptr : stored(step, count);
   if (then == nullptr || count == 0) return;
@@ -185,7 +186,7 @@ void ReplayCheck::compare(Step step, const std::vector<Field>& fields) {
   for (std::size_t f = 0; f < now.size() && f < count; ++f) {
     if (now[f].hash == then[f].hash) continue;
     const double size = relative_difference(then[f], now[f]);
-    if (!strict_) {
+    if (!strict) {
       ++drifted_;
       largest_drift_ = std::max(largest_drift_, size);
       continue;

@@ -44,9 +44,7 @@ class ReplayCheck {
   /// recomputed field that differs by at most that much (relative_difference()); 0 asks for
   /// the forward run's bits. `tolerance_name`: the setting that sets it, for messages. `note`:
   /// appended to an error (RecordingConfig::verify_note). `lossy`: some restores come from a
-  /// lossy codec; after one (restored(false)) a recomputed state cannot be the first sweep's
-  /// bits, and differences are measured (drifted(), largest_drift()), never an error, until a
-  /// restore that gives the bits stored (restored(true)).
+  /// lossy codec, and a state recomputed from one cannot be the first sweep's bits (compare()).
   explicit ReplayCheck(int rank = 0, double tolerance = 0.0, std::string tolerance_name = {},
                        std::string note = {}, bool lossy = false)
       : rank_(rank),
@@ -57,11 +55,10 @@ class ReplayCheck {
   /// The first sweep reached x_step with `fields` (every state field). Rank-local.
   void remember(Step step, const std::vector<Field>& fields);
   /// A recomputation reached x_step again; the first difference beyond the tolerance found is
-  /// kept. Rank-local.
-  void compare(Step step, const std::vector<Field>& fields);
-  /// The working state was restored from a checkpoint that gives back the bits stored (`exact`)
-  /// or from a lossy one.
-  void restored(bool exact) { strict_ = !lossy_ || exact; }
+  /// kept. Under a lossy codec, a state that does not descend from exact data only
+  /// (`exact_origin` false: CheckpointIo::working_exact()) is measured instead (drifted(),
+  /// largest_drift()), never an error. Rank-local.
+  void compare(Step step, const std::vector<Field>& fields, bool exact_origin = true);
   /// The first difference found since the last call, as an error naming the step, the field,
   /// this rank and the difference's size, with what usually causes it; clears it. Rank-local
   /// (the caller agrees on it).
@@ -104,7 +101,6 @@ class ReplayCheck {
   std::int64_t tolerated_ = 0;
   double largest_tolerated_ = 0.0;
   bool lossy_ = false;
-  bool strict_ = true;  // the working state descends from exact data only
   std::int64_t drifted_ = 0;
   double largest_drift_ = 0.0;
 };

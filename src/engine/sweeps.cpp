@@ -54,7 +54,7 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
   if (to == Level::Work) {
     refuse_restore_in_first_sweep();
     io->get(k, from, select(stepper().state(), entry->variables));
-    restored_from(entry->exact);
+    io->set_working_exact(entry->exact);
     position = n;
   } else if (to == Level::Ram || to == Level::Disk) {
     io->copy(k, from, to);
@@ -70,7 +70,7 @@ void Sweeps::restore_from_pullback(Step n, Level from) {
   const std::vector<Field> pull = stepper().pullback();
   const Key k = key(n - 1, Kind::Pullback);
   const auto* entry = io->record().find(k, from);
-  restored_from(entry && entry->exact);
+  io->set_working_exact(entry && entry->exact);
   io->get(k, from, pull, false);
   const std::vector<std::size_t> where = stepper().next_state_in_pullback();
   const std::vector<Field> state = stepper().state();
