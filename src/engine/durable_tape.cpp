@@ -11,7 +11,10 @@ namespace rwd::engine::detail {
 
 namespace {
 
-constexpr std::string_view kMagic = "rewind tape 1";
+// Version 2 gives each block its stored bytes (a compressed block's size, 0 for raw values);
+// version 1, without them, is still read (every block raw).
+constexpr std::string_view kMagic = "rewind tape 2";
+constexpr std::string_view kMagicRaw = "rewind tape 1";
 
 [[noreturn]] void damaged(const std::string& what) {
   throw Error(ErrorCode::Corrupt, "durable tape: " + what + " (the tape's file was damaged)");
@@ -36,7 +39,8 @@ std::string to_text(const TapeData& t) {
     for (const storage::SealedBlock& b : k.blocks) {
       char sum[17];
       std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(b.checksum));
-      os << " " << hex_text(b.field) << " " << b.at << " " << b.count << " " << sum;
+      os << " " << hex_text(b.field) << " " << b.at << " " << b.count << " " << sum << " "
+         << b.stored;
     }
     os << "\n";
   }
@@ -47,7 +51,8 @@ std::string to_text(const TapeData& t) {
 TapeData parse_tape(std::string_view text) {
   std::istringstream in{std::string(text)};
   std::string line;
-  if (!std::getline(in, line) || line != kMagic) damaged("not a tape");
+  if (!std::getline(in, line) || (line != kMagic && line != kMagicRaw)) damaged("not a tape");
+  const bool sized = line == kMagic;
   TapeData t;
   bool check = false;
   while (std::getline(in, line)) {
@@ -79,6 +84,7 @@ TapeData parse_tape(std::string_view text) {
       for (storage::SealedBlock& b : k.blocks) {
         std::string field, sum;
         if (!(w >> field >> b.at >> b.count >> sum) || sum.size() != 16) damaged("a bad block");
+        if (sized && (!(w >> b.stored) || b.stored < 0)) damaged("a bad block");
         b.field = unhex(field);
         b.checksum = std::stoull(sum, nullptr, 16);
       }

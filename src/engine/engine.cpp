@@ -14,6 +14,7 @@ StoresConfig stores_config(const EngineConfig& c) {
   s.ram_store = c.ram_store;
   s.disk_store = c.disk_store;
   s.lossy_pullbacks = c.lossy_pullbacks;
+  s.compress_disk = c.compress_disk;
   return s;
 }
 

@@ -41,6 +41,7 @@ RecordingState::RecordingState(Stepper& s, std::shared_ptr<Stores> st, const Rec
   overlap_at_start = stores->io_overlap_seconds();
   prefetch_at_start = stores->prefetch_stats();
   ram_at_start = stores->ram().stats();
+  disk_codec_at_start = stores->disk_codec_stats();
   check = detail::ReplayCheck(comm::comm_rank(stores->comm()), config.verify_tolerance,
                               config.names.verify_tolerance, config.verify_note,
                               storage::codec_is_lossy(stores->config().store.codec.name));

@@ -89,6 +89,7 @@ struct RecordingState {
   double overlap_at_start = 0.0;
   PrefetchStats prefetch_at_start;
   storage::StoreStats ram_at_start;  // the RAM store's counts when the recording began
+  CodecStats disk_codec_at_start;    // the disk stores' codec counts when it began
 };
 
 }  // namespace rwd::engine::detail

@@ -132,6 +132,13 @@ RunStats ReverseSweep::finish() {
       ram.uncompressed_bytes_written - ram_at_start.uncompressed_bytes_written,
       ram.compress_seconds - ram_at_start.compress_seconds,
       ram.decompress_seconds - ram_at_start.decompress_seconds};
+  const CodecStats disk = stores->disk_codec_stats();
+  stats.disk_codec = {disk.codec,
+                      disk.stored_bytes - disk_codec_at_start.stored_bytes,
+                      disk.uncompressed_bytes - disk_codec_at_start.uncompressed_bytes,
+                      disk.compress_seconds - disk_codec_at_start.compress_seconds,
+                      disk.decompress_seconds - disk_codec_at_start.decompress_seconds,
+                      disk.io_thread_seconds - disk_codec_at_start.io_thread_seconds};
   CodecStats& c = stats.ram_codec;
   c.planned_ratio = plan.sizes.compress_ratio;
   c.ratio_source = plan.sizes.compress_source;

@@ -89,6 +89,12 @@ void RunStats::add(const RunStats& s) {
   verify_largest_drift = std::max(verify_largest_drift, s.verify_largest_drift);
   rebuilt_steps += s.rebuilt_steps;
   rerecorded_steps += s.rerecorded_steps;
+  if (disk_codec.codec == "none") disk_codec.codec = s.disk_codec.codec;
+  disk_codec.stored_bytes += s.disk_codec.stored_bytes;
+  disk_codec.uncompressed_bytes += s.disk_codec.uncompressed_bytes;
+  disk_codec.compress_seconds += s.disk_codec.compress_seconds;
+  disk_codec.decompress_seconds += s.disk_codec.decompress_seconds;
+  disk_codec.io_thread_seconds += s.disk_codec.io_thread_seconds;
   if (ram_codec.codec == "none") ram_codec.codec = s.ram_codec.codec;
   ram_codec.stored_bytes += s.ram_codec.stored_bytes;
   ram_codec.uncompressed_bytes += s.ram_codec.uncompressed_bytes;
@@ -107,6 +113,18 @@ void RunStats::add(const RunStats& s) {
     ram_codec.uncompressed_forward_steps = s.ram_codec.uncompressed_forward_steps;
   }
 }
+
+namespace {
+
+// A codec's counts, the members both summaries give.
+void codec_json(std::ostream& os, const CodecStats& c) {
+  os << "\"codec\": \"" << c.codec << "\", \"stored_bytes\": " << c.stored_bytes
+     << ", \"uncompressed_bytes\": " << c.uncompressed_bytes << ", \"ratio\": " << c.ratio()
+     << ", \"compress_seconds\": " << c.compress_seconds
+     << ", \"decompress_seconds\": " << c.decompress_seconds;
+}
+
+}  // namespace
 
 std::string RunStats::json() const {
   std::ostringstream os;
@@ -132,20 +150,19 @@ std::string RunStats::json() const {
      << ", \"rebuilt_steps\": " << rebuilt_steps << ", \"rerecorded_steps\": " << rerecorded_steps
      << ", \"resumed_at\": " << resumed_at
      << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false")
-     << ", \"ram_codec\": {\"codec\": \"" << ram_codec.codec
-     << "\", \"stored_bytes\": " << ram_codec.stored_bytes
-     << ", \"uncompressed_bytes\": " << ram_codec.uncompressed_bytes
-     << ", \"ratio\": " << ram_codec.ratio()
-     << ", \"compress_seconds\": " << ram_codec.compress_seconds
-     << ", \"decompress_seconds\": " << ram_codec.decompress_seconds
-     << ", \"thread\": \"caller\", \"planned_ratio\": " << ram_codec.planned_ratio
+     << ", \"ram_codec\": {";
+  codec_json(os, ram_codec);
+  os << ", \"thread\": \"caller\", \"planned_ratio\": " << ram_codec.planned_ratio
      << ", \"budget_bytes\": " << ram_codec.budget_bytes
      << ", \"peak_stored_bytes\": " << ram_codec.peak_stored_bytes
      << ", \"moved_to_disk\": " << ram_codec.moved_to_disk
      << ", \"restart_slots\": " << ram_codec.restart_slots
      << ", \"uncompressed_restart_slots\": " << ram_codec.uncompressed_restart_slots
      << ", \"forward_steps_planned\": " << ram_codec.forward_steps
-     << ", \"uncompressed_forward_steps\": " << ram_codec.uncompressed_forward_steps << "}}";
+     << ", \"uncompressed_forward_steps\": " << ram_codec.uncompressed_forward_steps << "}"
+     << ", \"disk_codec\": {";
+  codec_json(os, disk_codec);
+  os << ", \"io_thread_seconds\": " << disk_codec.io_thread_seconds << "}}";
   return os.str();
 }
 

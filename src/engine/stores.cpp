@@ -55,7 +55,7 @@ storage::Store& Stores::disk() {
       std::filesystem::create_directories(config_.store.directory, ec);
     }
     storage::StoreConfig disk_config = config_.store;
-    disk_config.codec = {};  // StoreConfig::codec compresses RAM checkpoints only, for now
+    disk_config.codec = disk_codec();
     disk_ = storage::make_store(config_.disk_store, disk_config);
   }
   return *disk_;
@@ -180,12 +180,33 @@ void Stores::close() {
   if (!disk_) return;
   closed_overlap_ = io_overlap_seconds();
   closed_prefetch_ = prefetch_stats();
+  closed_codec_ = disk_codec_stats();
   std::unique_ptr<storage::Store> disk = std::move(disk_);
   disk->close();
 }
 
 double Stores::io_overlap_seconds() const {
   return closed_overlap_ + (disk_ ? disk_->stats().overlap_seconds : 0.0);
+}
+
+storage::CodecSpec Stores::disk_codec() const {
+  const storage::CodecSpec& c = config_.store.codec;
+  if (!config_.compress_disk || c.name.empty() || storage::codec_is_lossy(c.name)) return {};
+  return c;
+}
+
+CodecStats Stores::disk_codec_stats() const {
+  CodecStats c = closed_codec_;
+  c.codec = disk_codec().name;
+  if (disk_) {
+    const storage::StoreStats s = disk_->stats();
+    if (s.uncompressed_bytes_written > 0) c.stored_bytes += s.bytes_written;
+    c.uncompressed_bytes += s.uncompressed_bytes_written;
+    c.compress_seconds += s.compress_seconds;
+    c.decompress_seconds += s.decompress_seconds;
+    c.io_thread_seconds += s.codec_io_thread_seconds;
+  }
+  return c;
 }
 
 PrefetchStats Stores::prefetch_stats() const {

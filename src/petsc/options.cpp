@@ -42,6 +42,7 @@ engine::SettingNames option_names() {
   n.compress = "-ts_trajectory_rewind_compress";
   n.compress_ratio = "-ts_trajectory_rewind_compress_ratio";
   n.lossy_pullbacks = "-ts_trajectory_rewind_compress_lossy_pullbacks";
+  n.compress_disk = "-ts_trajectory_rewind_compress_disk";
   n.compress_tolerance = "-ts_trajectory_rewind_compress_tolerance";
   n.compress_precision = "-ts_trajectory_rewind_compress_precision";
   n.verify = "-ts_trajectory_rewind_verify";
@@ -89,7 +90,8 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_compress_tolerance",
                                       "-ts_trajectory_rewind_compress_ratio",
                                       "-ts_trajectory_rewind_compress_lossy_pullbacks",
-                                      "-ts_trajectory_rewind_compress_precision"};
+                                      "-ts_trajectory_rewind_compress_precision",
+                                      "-ts_trajectory_rewind_compress_disk"};
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
@@ -305,6 +307,11 @@ PetscErrorCode read_compress_options(Options& o, Texts& t, detail::OptionItems P
       "checkpoints, a larger gradient error); by default they keep their bits",
       "TSTrajectoryRewindSetCompressLossyPullbacks", o.compress_lossy_pullbacks,
       &o.compress_lossy_pullbacks, nullptr));
+  PetscCall(PetscOptionsBool(
+      "-ts_trajectory_rewind_compress_disk",
+      "With a lossless codec: compress disk checkpoints too, on the I/O thread where they are "
+      "written behind and read ahead (fewer bytes moved; the file keeps room for the values)",
+      "TSTrajectoryRewindSetCompressDisk", o.compress_disk, &o.compress_disk, nullptr));
   PetscFunctionReturn(0);
 }
 

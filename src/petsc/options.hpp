@@ -45,6 +45,7 @@ struct Options {
   /// With a lossy codec: pullback data (stage values) compressed lossily too
   /// (StoresConfig::lossy_pullbacks).
   PetscBool compress_lossy_pullbacks = PETSC_FALSE;
+  PetscBool compress_disk = PETSC_TRUE;
   /// zfp-precision: the bits kept (CodecSpec::precision).
   PetscInt compress_precision = 0;
   /// The ratio compressed RAM checkpoints are planned with (RecordingConfig::compress_ratio).

@@ -145,6 +145,7 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   s.store.codec = {o.compress, static_cast<double>(o.compress_tolerance),
                    o.compress == "zfp-precision" ? static_cast<int>(o.compress_precision) : 0};
   s.lossy_pullbacks = o.compress_lossy_pullbacks == PETSC_TRUE;
+  s.compress_disk = o.compress_disk == PETSC_TRUE;
   // One budget over everything a run keeps, its segments included (a run is planned in several
   // recordings when events or continued solves split it; see solve_run.hpp).
   s.ram = o.max_cps_ram >= 0 ? o.max_cps_ram : schedule::kUnlimited;

@@ -520,6 +520,7 @@ bool SolveRun::finish() {
     r.io_mode = disk ? with_option_names(disk->io_mode()) : std::string("no disk checkpoints");
     r.codec = codec_words(carry_.stores_config);
     r.ram_store = stores->ram().stats();
+    r.disk_codec = carry_.shared_stores ? r.stats.disk_codec : stores->disk_codec_stats();
     if (!carry_.shared_stores) {
       // The name the file keeps once closed (closing destroys the store).
       const storage::DurableStore* durable = disk ? disk->durable() : nullptr;

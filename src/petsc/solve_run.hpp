@@ -69,6 +69,9 @@ struct RunReport {
   std::string codec = "none";     ///< -ts_trajectory_rewind_compress
   std::string fsal_note;          ///< how a first-same-as-last method's reused stage comes back
   storage::StoreStats ram_store;  ///< the RAM store's own counts (compressed bytes, codec time)
+  /// The disk stores' codec counts (durable states of a resumable run included); the run's
+  /// recordings' when the stores are shared (an ensemble's group).
+  engine::CodecStats disk_codec;
 };
 
 /// What a trajectory keeps from one solve to the next.

@@ -349,6 +349,12 @@ PetscErrorCode TSTrajectoryRewindSetCompressLossyPullbacks(TSTrajectory tj, Pets
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode TSTrajectoryRewindSetCompressDisk(TSTrajectory tj, PetscBool compress) {
+  PetscFunctionBegin;
+  if (is_rewind(tj)) options(tj).compress_disk = compress;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode TSTrajectoryRewindSetCompressRatio(TSTrajectory tj, PetscReal ratio) {
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);

@@ -233,6 +233,17 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
         mib((double)c.peak_bytes).c_str(), c.compress_seconds, c.decompress_seconds));
   }
   if (r.plan.compressed_budget > 0) PetscCall(view_compressed_plan(viewer, r.plan, s.ram_codec));
+  if (r.disk_codec.uncompressed_bytes > 0) {
+    const engine::CodecStats& d = r.disk_codec;
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    disk checkpoints compressed by %s: %s written for %s (%.2fx; the file keeps room "
+        "for the values); compressing %.4f s, decompressing %.4f s, %.4f s of it on the I/O "
+        "thread (this rank)\n",
+        d.codec.c_str(), mib((double)d.stored_bytes).c_str(),
+        mib((double)d.uncompressed_bytes).c_str(), d.ratio(), d.compress_seconds,
+        d.decompress_seconds, d.io_thread_seconds));
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "    disk I/O: %s\n", r.io_mode.c_str()));
   if (!r.kept_file.empty()) {
     PetscCall(

@@ -162,6 +162,10 @@ std::optional<Error> Hdf5Store::Impl::stage(const Key& key, const CheckpointView
     detail::validate_put(kHdf5Store, key, checkpoint, rank);
     entry.layout = detail::layout_of(checkpoint);
     entry.behind = behind(checkpoint);
+    entry.exact = checkpoint.exact;
+    if (codec.name != "none") {
+      entry.stored = std::make_shared<std::vector<std::int64_t>>(checkpoint.fields.size(), 0);
+    }
     if (!entry.behind) return;
     detail::StagingPool::Wait waited;
     buffer = std::make_shared<detail::StagingPool::Lease>(
@@ -275,7 +279,9 @@ void Hdf5Store::put(const Key& key, const CheckpointView& checkpoint) {
   }
   const std::int64_t bytes = entry.layout.bytes();
   s.entries.emplace(key, std::move(entry));
+  // The file holds room for the values: live bytes count that; bytes written what moved.
   detail::count_put(s.stats, bytes, static_cast<std::int64_t>(s.entries.size()));
+  if (s.codec.name != "none") s.stats.uncompressed_bytes_written += bytes;
   s.stats.write_seconds += seconds_since(t0);
 }
 
@@ -303,7 +309,7 @@ void Hdf5Store::get(const Key& key, const CheckpointSpan& out) {
   // A damaged block is this rank's finding; every rank throws it, and the store stays usable.
   s.agree_here(local);
   detail::fill_scalars(it->second.layout, out);
-  detail::count_get(s.stats, it->second.layout.bytes());
+  detail::count_get(s.stats, s.stored_bytes(it->second));
   s.stats.read_seconds += seconds_since(t0);
 }
 
@@ -439,7 +445,8 @@ std::vector<SealedBlock> Hdf5Store::sealed_blocks(const Key& key) const {
   std::vector<SealedBlock> blocks;
   for (std::size_t f = 0; f < e.layout.fields.size(); ++f) {
     const auto& field = e.layout.fields[f];
-    blocks.push_back({field.name, e.at[f], field.size, e.checksums[f]});
+    blocks.push_back(
+        {field.name, e.at[f], field.size, e.checksums[f], e.stored ? (*e.stored)[f] : 0});
   }
   return blocks;
 }

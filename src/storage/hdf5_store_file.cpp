@@ -50,9 +50,33 @@ constexpr const char* kFormat =
     "next seal. A slot with complete = 0 holds no checkpoint: its data and checksums must not "
     "be used.";
 
+// Appended to kFormat in a file whose store compresses (the root's `codec` attribute names the
+// codec): format 5 and this.
+constexpr const char* kCompressed =
+    " Compressed blocks: each dataset has rank_stored_bytes (slots * ranks values, filled in at "
+    "the seal like rank_checksums): where [j * ranks + r] > 0, rank r's block in slot j holds "
+    "that many bytes of a compressed block (a rewind codec block: its 48-byte header names the "
+    "codec and the value count) at the start of the rank's part of the row, and the rest of "
+    "that part is unused; where it is 0 the part holds the float64 values as they are.";
+
 constexpr const char* kChecksum =
-    "XXH3-64 (xxHash 0.8, seed 0) over the little-endian float64 bytes of one rank's block "
-    "(formats 1 to 4 had rwd64)";
+    "XXH3-64 (xxHash 0.8, seed 0) over the little-endian float64 bytes of one rank's block: of "
+    "the values it decompresses to where rank_stored_bytes says it is compressed (the compressed "
+    "block's header holds an XXH3-64 of its own bytes) (formats 1 to 4 had rwd64)";
+
+// The codec and its settings as one number, alike on ranks that pass the same (FNV-1a).
+std::int64_t codec_hash(const CodecSpec& spec) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](const void* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+    }
+  };
+  mix(spec.name.data(), spec.name.size());
+  mix(&spec.tolerance, sizeof spec.tolerance);
+  mix(&spec.precision, sizeof spec.precision);
+  return static_cast<std::int64_t>(h >> 2);  // >= 0: its negation is exact
+}
 
 }  // namespace
 
@@ -92,10 +116,9 @@ void Hdf5Store::Impl::agree_settings(const StoreConfig& config) {
   // How a put moves its bytes decides how many agreements it makes, and the staging pool which
   // checkpoints are prefetched: settings that differ between ranks would pair one rank's
   // collective calls with another's.
-  // A codec is not built for disk stores yet: refused on every rank alike (the flag is agreed).
+  // So does the codec: it decides what a seal gathers and writes.
   const std::array<std::int64_t, 4> mine = {config.async_io ? 1 : 0, config.inline_io_bytes,
-                                            config.max_staged_bytes,
-                                            config.codec.name != "none" ? 1 : 0};
+                                            config.max_staged_bytes, codec_hash(config.codec)};
   std::array<std::int64_t, 8> both{}, all{};
   for (std::size_t i = 0; i < 4; ++i) {
     both[i] = mine[i];
@@ -110,18 +133,11 @@ void Hdf5Store::Impl::agree_settings(const StoreConfig& config) {
     throw;
   }
   const char* names[] = {"StoreConfig::async_io", "StoreConfig::inline_io_bytes",
-                         "StoreConfig::max_staged_bytes", "StoreConfig::codec (none or not)"};
+                         "StoreConfig::max_staged_bytes", "StoreConfig::codec"};
   for (std::size_t i = 0; i < 4; ++i) {
-    if (all[i] != -all[4 + i]) {
-      differ += std::string(differ.empty() ? "" : ", ") + names[i] + " (" +
-                std::to_string(-all[4 + i]) + " to " + std::to_string(all[i]) + ")";
-    }
-  }
-  if (differ.empty() && all[3] == 1) {
-    MPI_Comm_free(&comm);
-    throw Error(ErrorCode::InvalidArgument,
-                std::string(kHdf5Store) + ": StoreConfig::codec '" + config.codec.name +
-                    "': compressed disk checkpoints are not built yet (the ram store compresses)");
+    if (all[i] == -all[4 + i]) continue;
+    differ += std::string(differ.empty() ? "" : ", ") + names[i];
+    if (i < 3) differ += " (" + std::to_string(-all[4 + i]) + " to " + std::to_string(all[i]) + ")";
   }
   if (!differ.empty()) {
     MPI_Comm_free(&comm);
@@ -129,6 +145,14 @@ void Hdf5Store::Impl::agree_settings(const StoreConfig& config) {
                                                 ": the ranks passed different settings: " + differ +
                                                 "; every rank must pass the same");
   }
+  try {
+    check_codec(config.codec, std::string(kHdf5Store) + " codec");  // alike on every rank now
+  } catch (...) {
+    MPI_Comm_free(&comm);
+    throw;
+  }
+  codec = config.codec;
+  lossy = codec_is_lossy(codec.name);
 }
 
 void Hdf5Store::Impl::name_file(const StoreConfig& config) {
@@ -177,8 +201,10 @@ void Hdf5Store::Impl::create_file(const StoreConfig& config) {
     file = make_hid(H5Fcreate(partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                     H5Fclose, "H5Fcreate");
     const hid_t root = file.get();
-    detail::attribute_string(root, "format", kFormat);
+    const bool coded = codec.name != "none";
+    detail::attribute_string(root, "format", coded ? std::string(kFormat) + kCompressed : kFormat);
     detail::attribute_string(root, "checksum", kChecksum);
+    if (coded) detail::attribute_string(root, "codec", codec.name);
     detail::attribute_string(root, "writer", std::string("rewind ") + REWIND_VERSION);
     detail::attribute_string(root, "label", config.label);
     detail::attribute_i64(root, "ranks", size);

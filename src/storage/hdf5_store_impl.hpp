@@ -71,6 +71,10 @@ struct Hdf5Store::Impl {
     std::vector<std::int64_t> at;           ///< file byte offset of this rank's block per field
     std::vector<std::uint64_t> checksums;   ///< of this rank's block per field, once written
     std::shared_ptr<detail::Ticket> write;  ///< the write, until it is reaped
+    /// With a codec: per field, the bytes of this rank's compressed block (0: raw values), filled
+    /// in by the write job (see IoJob::stored); null without a codec.
+    std::shared_ptr<std::vector<std::int64_t>> stored;
+    bool exact = false;  ///< put with CheckpointView::exact (a lossy codec uses zstd for it)
     std::optional<Prefetch> prefetch;
     bool behind = false;  ///< moves on the I/O thread (written behind, may be prefetched)
     bool sealed = false;  ///< rank_checksums and complete = 1 are in the file
@@ -98,6 +102,8 @@ struct Hdf5Store::Impl {
   bool keep = false;
   bool async = true;
   std::int64_t inline_io_bytes = 0;
+  CodecSpec codec;     ///< StoreConfig::codec, agreed ("none": the values as they are)
+  bool lossy = false;  ///< the codec is lossy
   detail::Hid file;
   int fd = -1;
   detail::FileRoom room;
@@ -234,6 +240,17 @@ struct Hdf5Store::Impl {
   std::shared_ptr<detail::Ticket> submit(const Key& key, detail::IoJob job);
   // A checkpoint's bytes as one job, to or from `memory` (fields back to back).
   detail::IoJob job_for(detail::IoJob::Kind kind, const Entry& e, std::span<double> memory) const;
+  // Makes `job` compress (Write) or decompress (Read) as the store's codec says for `e`.
+  void add_codec(detail::IoJob& job, const Entry& e) const;
+  // This rank's bytes of `e` in the file: its compressed blocks, or its values where raw.
+  std::int64_t stored_bytes(const Entry& e) const;
+  // A finished write of `e` moved stored_bytes(e), not the values' bytes: counts the
+  // difference and the time compressing (on the I/O thread if `background`).
+  void account_write(const Entry& e, const detail::JobResult& r, bool background);
+  // A finished read of `e`: the time decompressing, and an Error(Corrupt) if a block that
+  // passed its checksum did not decode.
+  std::optional<Error> account_read(const Key& key, const Entry& e, const detail::JobResult& r,
+                                    bool background);
 
   // Puts this rank's data on disk (fsync) before a seal marks it complete. Rank-local: a failure
   // is kept, and the agreement before the seal reports it on every rank.

@@ -62,6 +62,7 @@ void Hdf5Store::Impl::reap() {
       auto it = entries.find(f.key);
       if (it != entries.end() && it->second.write == f.ticket) {
         it->second.checksums = r.checksums;
+        account_write(it->second, r, true);
         it->second.write.reset();
         if (r.error != 0 && !kept) {
           kept.emplace(ErrorCode::Io, detail::where(kHdf5Store, "put", f.key, rank) +
@@ -124,7 +125,47 @@ IoJob Hdf5Store::Impl::job_for(IoJob::Kind kind, const Entry& e, std::span<doubl
         {e.at[f], reinterpret_cast<std::byte*>(memory.data() + at), n * sizeof(double)});
     at += n;
   }
+  add_codec(job, e);
   return job;
+}
+
+void Hdf5Store::Impl::add_codec(IoJob& job, const Entry& e) const {
+  if (!e.stored) return;
+  job.stored = e.stored;
+  if (job.kind == IoJob::Kind::Write) {
+    job.codec = e.exact && lossy ? CodecSpec{"zstd", 0.0, 0} : codec;
+  }
+}
+
+std::int64_t Hdf5Store::Impl::stored_bytes(const Entry& e) const {
+  if (!e.stored) return e.layout.bytes();
+  std::int64_t bytes = 0;
+  for (std::size_t f = 0; f < e.layout.fields.size(); ++f) {
+    const std::int64_t block = (*e.stored)[f];
+    bytes += block > 0 ? block : 8 * e.layout.fields[f].size;
+  }
+  return bytes;
+}
+
+void Hdf5Store::Impl::account_write(const Entry& e, const detail::JobResult& r, bool background) {
+  if (!e.stored || r.error != 0) return;
+  stats.bytes_written += stored_bytes(e) - e.layout.bytes();
+  stats.compress_seconds += r.codec_seconds;
+  if (background) stats.codec_io_thread_seconds += r.codec_seconds;
+}
+
+std::optional<Error> Hdf5Store::Impl::account_read(const Key& key, const Entry& e,
+                                                   const detail::JobResult& r, bool background) {
+  stats.decompress_seconds += r.codec_seconds;
+  if (background) stats.codec_io_thread_seconds += r.codec_seconds;
+  if (r.decode_error.empty()) return std::nullopt;
+  const auto& field = e.layout.fields[r.failed_segment];
+  return Error(ErrorCode::Corrupt,
+               detail::where(kHdf5Store, "get", key, rank) + ": checkpoint " + located(key) +
+                   " in '" + partial_path + "' is corrupt: field '" + field.name + "', rank " +
+                   std::to_string(rank) + "'s compressed block [" + std::to_string(field.offset) +
+                   ", " + std::to_string(field.offset + field.size) + ") does not decompress (" +
+                   r.decode_error + "); the file was modified or the storage returned bad data");
 }
 
 void Hdf5Store::Impl::keep_sync_failure(const detail::JobResult& r) {
@@ -177,10 +218,12 @@ void Hdf5Store::Impl::write_here(const CheckpointView& checkpoint, Entry& entry)
                             const_cast<std::byte*>(reinterpret_cast<const std::byte*>(data.data())),
                             data.size_bytes()});
   }
+  add_codec(job, entry);
   const detail::JobResult r = detail::run_job(job);
   account(r, false);
   if (r.error != 0) throw Error(ErrorCode::Io, job_failure(r, job, entry.layout));
   entry.checksums = r.checksums;
+  account_write(entry, r, false);
 }
 
 std::optional<Error> Hdf5Store::Impl::read_here(const Key& key, const Entry& e,
@@ -193,13 +236,15 @@ std::optional<Error> Hdf5Store::Impl::read_here(const Key& key, const Entry& e,
     const auto& data = out.fields[f].data;
     job.segments.push_back({e.at[f], reinterpret_cast<std::byte*>(data.data()), data.size_bytes()});
   }
+  add_codec(job, e);
   const detail::JobResult r = detail::run_job(job);
   account(r, false);
   if (r.error != 0) {
     keep_read_failure(key, r, job, e);
     return std::nullopt;
   }
-  return verify(key, e, r.checksums);
+  std::optional<Error> undecoded = account_read(key, e, r, false);
+  return undecoded ? undecoded : verify(key, e, r.checksums);
 }
 
 std::optional<Error> Hdf5Store::Impl::read_prefetched(const Key& key, Entry& e,
@@ -215,7 +260,8 @@ std::optional<Error> Hdf5Store::Impl::read_prefetched(const Key& key, Entry& e,
     return std::nullopt;
   }
   if (kept) return std::nullopt;
-  std::optional<Error> bad = verify(key, e, r.checksums);
+  std::optional<Error> bad = account_read(key, e, r, true);
+  if (!bad) bad = verify(key, e, r.checksums);
   if (!bad) detail::unpack(p.buffer->span(), out);
   return bad;
 }

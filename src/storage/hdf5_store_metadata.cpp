@@ -15,7 +15,8 @@ using detail::make_hid;
 std::int64_t Hdf5Store::Impl::growth_of(const CheckpointView& checkpoint, std::int64_t rows) const {
   std::int64_t bytes = 0;
   for (const auto& f : checkpoint.fields) {
-    bytes += rows * (8 * f.global_size + 8 * static_cast<std::int64_t>(size)) + 4096 +
+    const std::int64_t per_rank = codec.name != "none" ? 16 : 8;  // checksum, stored bytes
+    bytes += rows * (8 * f.global_size + per_rank * static_cast<std::int64_t>(size)) + 4096 +
              16 * static_cast<std::int64_t>(size);
   }
   return bytes + 4096 + 64 * rows * (5 + static_cast<std::int64_t>(checkpoint.scalars.size()));
@@ -47,6 +48,7 @@ void Hdf5Store::Impl::create_slab(detail::Slab& slab) {
     detail::attribute_i64s(d.get(), "rank_offsets", slab.offsets[f]);
     detail::attribute_i64s(d.get(), "rank_counts", slab.counts[f]);
     detail::attribute_u64s(d.get(), "rank_checksums", slab.checksums[f]);  // at the seal
+    if (codec.name != "none") detail::attribute_i64s(d.get(), "rank_stored_bytes", slab.stored[f]);
     if (slab.global[f] > 0) {  // an empty dataset has no storage
       const haddr_t address = H5Dget_offset(d.get());
       if (address == HADDR_UNDEF) h5_fail("H5Dget_offset('" + name + "')");
@@ -58,12 +60,17 @@ void Hdf5Store::Impl::create_slab(detail::Slab& slab) {
 }
 
 void Hdf5Store::Impl::seal() {
+  // Per field of each unsealed checkpoint: its checksum and, with a codec, its stored bytes.
+  const std::size_t per_field = codec.name != "none" ? 2 : 1;
   std::vector<std::uint64_t> mine;
   std::vector<Entry*> unsealed;
   for (auto& [key, e] : entries) {
     if (e.sealed) continue;
     unsealed.push_back(&e);
-    mine.insert(mine.end(), e.checksums.begin(), e.checksums.end());
+    for (std::size_t f = 0; f < e.checksums.size(); ++f) {
+      mine.push_back(e.checksums[f]);
+      if (per_field == 2) mine.push_back(static_cast<std::uint64_t>((*e.stored)[f]));
+    }
   }
   if (!unsealed.empty()) {  // alike on every rank: they hold the same checkpoints
     std::vector<std::uint64_t> all(mine.size() * static_cast<std::size_t>(size));
@@ -72,9 +79,11 @@ void Hdf5Store::Impl::seal() {
               "MPI_Allgather (checksums to seal)");
     std::size_t column = 0;
     for (Entry* e : unsealed) {
-      for (std::size_t f = 0; f < e->layout.fields.size(); ++f, ++column) {
+      for (std::size_t f = 0; f < e->layout.fields.size(); ++f, column += per_field) {
         for (int r = 0; r < size; ++r) {
-          slabs.set_checksum(e->row, f, r, all[static_cast<std::size_t>(r) * mine.size() + column]);
+          const std::uint64_t* at = &all[static_cast<std::size_t>(r) * mine.size() + column];
+          slabs.set_checksum(e->row, f, r, at[0]);
+          if (per_field == 2) slabs.set_stored(e->row, f, r, static_cast<std::int64_t>(at[1]));
         }
       }
       slabs.mark_complete(e->row);
@@ -95,6 +104,9 @@ void Hdf5Store::Impl::seal() {
                    Hid d = make_hid(H5Dopen2(group.get(), slab.fields[f].c_str(), H5P_DEFAULT),
                                     H5Dclose, "H5Dopen2('" + slab.fields[f] + "')");
                    detail::rewrite_attribute_u64s(d.get(), "rank_checksums", slab.checksums[f]);
+                   if (codec.name != "none") {
+                     detail::rewrite_attribute_i64s(d.get(), "rank_stored_bytes", slab.stored[f]);
+                   }
                  }
                }
              });

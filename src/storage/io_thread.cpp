@@ -73,6 +73,12 @@ int move_all(Call call, std::byte* memory, std::size_t bytes, std::int64_t offse
 }  // namespace
 
 JobResult run_job(const IoJob& job) {
+  const bool coded =
+      job.kind == IoJob::Kind::Write ? job.codec.name != "none" : job.stored != nullptr;
+  return coded && job.kind != IoJob::Kind::Sync ? run_coded_job(job) : run_raw_job(job);
+}
+
+JobResult run_raw_job(const IoJob& job) {
   JobResult r;
   r.started = SteadyClock::now();
   const auto fail = [&r](int error, const char* call, std::size_t segment) {

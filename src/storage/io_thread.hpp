@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "rewind/storage/codec.hpp"
 #include "rewind/timing.hpp"
 
 namespace rwd::storage::detail {
@@ -30,6 +31,15 @@ struct Segment {
 
 /// What moves: every segment written (pwrite, checksummed first), every segment read (pread,
 /// checksummed after), or the file synced (fsync).
+///
+/// Compressed jobs (coded_job.cpp): a Write with `codec` compresses each segment's values into
+/// a block (rewind/storage/codec.hpp) and writes the block at the segment's offset when it is
+/// smaller than the values, the values otherwise, and records in `stored` what each segment
+/// became (the block's bytes; 0: the values as they are). A Read with `stored` reads each
+/// segment as recorded there and decompresses the blocks into the segment's memory. The
+/// checksums are of the values in both (a compressed block's header holds a checksum of its
+/// bytes, which decoding checks first). Both run on the job's thread, so the compression of a
+/// checkpoint written behind, and the decompression of one read ahead, happen on the I/O thread.
 struct IoJob {
   enum class Kind { Write, Read, Sync };
   Kind kind = Kind::Write;
@@ -38,6 +48,12 @@ struct IoJob {
   /// Owns what `segments` point into (a staging buffer) for as long as the job needs it; the
   /// runner drops its reference before it reports the job done.
   std::shared_ptr<void> keep_alive;
+  /// Write: compress with this codec ("none": no compression, `stored` untouched).
+  CodecSpec codec;
+  /// Per segment, the bytes of its compressed block in the file (0: raw values). Written by a
+  /// compressing Write, read by a Read. Shared by the jobs of one checkpoint, which run in
+  /// order on one thread (a Read is queued after the Write of the same checkpoint).
+  std::shared_ptr<std::vector<std::int64_t>> stored;
 };
 
 /// What a job did.
@@ -46,7 +62,9 @@ struct JobResult {
   int error = 0;                         ///< errno of the first failure, 0 if none
   std::string failed_call;               ///< "pwrite", "pread", "fsync"; empty if none failed
   std::size_t failed_segment = 0;
-  bool cancelled = false;  ///< dropped from the queue before it ran
+  bool cancelled = false;      ///< dropped from the queue before it ran
+  double codec_seconds = 0.0;  ///< compressing (Write) or decompressing (Read), inside seconds()
+  std::string decode_error;    ///< a block read back that did not decode (Read)
   SteadyClock::time_point started{}, finished{};
   double seconds() const { return std::chrono::duration<double>(finished - started).count(); }
 };
@@ -55,6 +73,10 @@ struct JobResult {
 /// SIGXFSZ is blocked around each pwrite (and a pending one consumed), so a write beyond
 /// RLIMIT_FSIZE fails with EFBIG instead of killing the process.
 JobResult run_job(const IoJob& job);
+/// run_job() without compression: the bytes of every segment as they are.
+JobResult run_raw_job(const IoJob& job);
+/// run_job() of a compressing Write or a Read of compressed blocks (coded_job.cpp).
+JobResult run_coded_job(const IoJob& job);
 
 /// A submitted job: done() turns true once its result may be read.
 class Ticket {

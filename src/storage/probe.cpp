@@ -27,8 +27,10 @@ namespace {
 // what a checkpoint costs them); the message names the call that failed.
 void move(detail::IoJob::Kind kind, int fd, std::vector<char>& data, std::int64_t offset,
           const std::string& path) {
-  detail::IoJob job{
-      kind, fd, {{offset, reinterpret_cast<std::byte*>(data.data()), data.size()}}, {}};
+  detail::IoJob job;
+  job.kind = kind;
+  job.fd = fd;
+  job.segments = {{offset, reinterpret_cast<std::byte*>(data.data()), data.size()}};
   const detail::JobResult r = detail::run_job(job);
   if (r.error != 0) {
     throw Error(ErrorCode::Io, r.failed_call + " '" + path + "': " + std::strerror(r.error));

@@ -6,9 +6,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "checksum.hpp"
 #include "rewind/error.hpp"
+#include "rewind/storage/codec.hpp"
 
 namespace rwd::storage {
 
@@ -51,23 +53,36 @@ void read_sealed_blocks(const std::string& path, std::span<const SealedBlock> bl
   }
   Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) throw Error(ErrorCode::Io, os_reason("cannot open", path, errno));
+  std::vector<std::byte> block;
   for (std::size_t f = 0; f < blocks.size(); ++f) {
-    auto* to = reinterpret_cast<std::byte*>(out[f].data.data());
-    const std::size_t bytes = out[f].data.size_bytes();
+    const bool compressed = blocks[f].stored > 0;
+    std::span<std::byte> to = std::as_writable_bytes(out[f].data);
+    if (compressed) {
+      block.resize(static_cast<std::size_t>(blocks[f].stored));
+      to = block;
+    }
     std::size_t done = 0;
-    while (done < bytes) {
+    while (done < to.size()) {
       const ssize_t got =
-          ::pread(file.fd, to + done, bytes - done,
+          ::pread(file.fd, to.data() + done, to.size() - done,
                   static_cast<off_t>(blocks[f].at + static_cast<std::int64_t>(done)));
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) throw Error(ErrorCode::Io, os_reason("cannot read", path, errno));
       if (got == 0) {
-        throw Error(ErrorCode::Corrupt, "'" + path + "' ends inside field '" + blocks[f].field +
-                                            "' (byte " + std::to_string(blocks[f].at) + " + " +
-                                            std::to_string(done) + " of " + std::to_string(bytes) +
-                                            "): the file was cut short");
+        throw Error(ErrorCode::Corrupt,
+                    "'" + path + "' ends inside field '" + blocks[f].field + "' (byte " +
+                        std::to_string(blocks[f].at) + " + " + std::to_string(done) + " of " +
+                        std::to_string(to.size()) + "): the file was cut short");
       }
       done += static_cast<std::size_t>(got);
+    }
+    if (compressed) {
+      try {
+        decode_block(block, out[f].data);  // checks the block's own checksum first
+      } catch (const Error& e) {
+        throw Error(ErrorCode::Corrupt, "field '" + blocks[f].field + "' in '" + path +
+                                            "': its compressed block is damaged: " + e.what());
+      }
     }
     const std::uint64_t sum = block_checksum(out[f].data);
     if (sum != blocks[f].checksum) {

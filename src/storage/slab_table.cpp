@@ -127,6 +127,7 @@ Slab SlabTable::make_slab(std::size_t shape, const std::string& names, Blocks bl
     slab.fields.emplace_back(f.name);
     slab.global.push_back(f.global_size);
     slab.checksums.emplace_back(n * static_cast<std::size_t>(ranks_), 0);
+    slab.stored.emplace_back(n * static_cast<std::size_t>(ranks_), 0);
   }
   slab.base.assign(checkpoint.fields.size(), 0);
   return slab;
@@ -170,6 +171,12 @@ void SlabTable::set_checksum(Row row, std::size_t field, int rank, std::uint64_t
   const std::size_t at = static_cast<std::size_t>(row.index) * static_cast<std::size_t>(ranks_) +
                          static_cast<std::size_t>(rank);
   slabs_[row.slab].checksums[field][at] = value;
+}
+
+void SlabTable::set_stored(Row row, std::size_t field, int rank, std::int64_t bytes) {
+  const std::size_t at = static_cast<std::size_t>(row.index) * static_cast<std::size_t>(ranks_) +
+                         static_cast<std::size_t>(rank);
+  slabs_[row.slab].stored[field][at] = bytes;
 }
 
 void SlabTable::mark_complete(Row row) {

@@ -62,6 +62,7 @@ struct Slab {
   std::vector<std::int64_t> step, kind, run, complete;
   std::vector<std::vector<double>> scalars;           ///< [scalar][row]
   std::vector<std::vector<std::uint64_t>> checksums;  ///< [field][row * ranks + rank]
+  std::vector<std::vector<std::int64_t>> stored;      ///< as checksums: compressed block bytes
   bool dirty = false;  ///< the per-row attributes in the file are out of date
 };
 
@@ -132,6 +133,8 @@ class SlabTable {
 
   /// The seal's part: `rank`'s checksum of field `field` in `row`, then the row complete.
   void set_checksum(Row row, std::size_t field, int rank, std::uint64_t value);
+  /// The seal's part in a compressed file: the bytes of `rank`'s compressed block (0: raw).
+  void set_stored(Row row, std::size_t field, int rank, std::int64_t bytes);
   void mark_complete(Row row);
 
   /// Slabs whose per-row attributes in the file are out of date.

@@ -1,8 +1,8 @@
 // Engine tests under MPI (1, 2, 4 ranks) of compressed RAM checkpoints (StoreConfig::codec):
 // with a lossless codec every registered schedule the planner accepts gives store-all's gradient
-// bit for bit, RAM-only and two-level (disk checkpoints stay uncompressed), and the statistics
-// are those of the same run without compression: compression changes where the bytes are, not
-// what the schedule does.
+// bit for bit, RAM-only and two-level (disk checkpoints compressed too, unless compress_disk is
+// off), and the statistics are those of the same run without compression: compression changes
+// where the bytes are, not what the schedule does.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -61,6 +61,27 @@ TEST(EngineCodec, LosslessRamCompressionIsBitwiseForEverySchedule) {
           EXPECT_NE(s.json().find("\"ram_codec\": {\"codec\": \"" + std::string(codec)),
                     std::string::npos)
               << s.json();
+          // Disk checkpoints went through the same codec, on the I/O thread where written
+          // behind (the disk store's default).
+          EXPECT_EQ(s.disk_codec.codec, codec) << what;
+          EXPECT_EQ(s.disk_codec.uncompressed_bytes, s.disk.bytes_written) << what;
+          EXPECT_EQ(s.disk_codec.stored_bytes > 0, s.disk.writes > 0) << what;
+          EXPECT_LE(s.disk_codec.stored_bytes, s.disk_codec.uncompressed_bytes) << what;
+          EXPECT_LE(s.disk_codec.io_thread_seconds,
+                    s.disk_codec.compress_seconds + s.disk_codec.decompress_seconds + 1e-12)
+              << what;
+          EXPECT_NE(s.json().find("\"disk_codec\": {\"codec\": \"" + std::string(codec)),
+                    std::string::npos)
+              << s.json();
+          if (disk > 0 && std::string(codec) == "zstd") {
+            EngineConfig ram_only = c;  // compress_disk off: the disk store stores values
+            ram_only.compress_disk = false;
+            const auto [g2, s2] = adjoint(*stepper, ram_only);
+            EXPECT_TRUE(all_ranks(bitwise_equal(g2, reference))) << what;
+            EXPECT_EQ(s2.disk_codec.codec, "none") << what;
+            EXPECT_EQ(s2.disk_codec.uncompressed_bytes, 0) << what;
+            EXPECT_EQ(s2.ram_codec.codec, codec) << what;
+          }
           ++tried;
         }
       }
@@ -130,6 +151,37 @@ TEST(EngineCodec, MeasuredRatioBuysCheckpoints) {
   }
   EXPECT_EQ(tried, 14);
   EXPECT_GE(fewer, 6) << fewer;
+}
+
+// Disk checkpoints of states that compress (a ring mostly at zero): fewer bytes moved, the
+// gradient store-all's bits, write-behind and read-ahead compressing and decompressing on the
+// I/O thread, synchronous I/O on the caller's.
+TEST(EngineCodec, LosslessDiskCompressionMovesFewerBytesBitwise) {
+  const Ring ring(MPI_COMM_WORLD, 4000);
+  auto stepper = sparse_decay(ring, [](int g) { return g % 1000 < 40; });
+  const auto [reference, ref_stats] = adjoint(*stepper, storeall_config());
+  for (const bool async : {true, false}) {
+    for (const char* schedule : {"disk-revolve", "twolevel"}) {
+      EngineConfig c = config(schedule, 1, 8);
+      c.store.async_io = async;
+      c.store.inline_io_bytes = 0;  // these states are small: through the I/O thread anyway
+      c.store.codec = {"zstd", 0.0, 0};
+      const std::string what = std::string(schedule) + (async ? " async" : " sync");
+      const auto [g, s] = adjoint(*stepper, c);
+      EXPECT_TRUE(all_ranks(bitwise_equal(g, reference))) << what;
+      ASSERT_GT(s.disk.writes, 0) << what;
+      EXPECT_EQ(s.disk_codec.codec, "zstd") << what;
+      EXPECT_EQ(s.disk_codec.uncompressed_bytes, s.disk.bytes_written) << what;
+      EXPECT_LT(s.disk_codec.stored_bytes, s.disk_codec.uncompressed_bytes / 2) << what;
+      EXPECT_GT(s.disk_codec.compress_seconds, 0.0) << what;
+      EXPECT_GT(s.disk_codec.decompress_seconds, 0.0) << what;
+      if (async) {
+        EXPECT_GT(s.disk_codec.io_thread_seconds, 0.0) << what;
+      } else {
+        EXPECT_EQ(s.disk_codec.io_thread_seconds, 0.0) << what;
+      }
+    }
+  }
 }
 
 // A ratio given too high for the states (half the ring compresses, half does not: at 2 ranks

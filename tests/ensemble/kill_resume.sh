@@ -178,7 +178,8 @@ killed_run "$ranks" --kill gap
 desc=$(ls "$work"/rewind-ensemble-ensemble.1.tape-* | head -1)
 file=$(sed -n 's/^file //p' "$desc" | xxd -r -p)
 # The last checkpoint listed (the final state: x_0's comes from the task made again).
-at=$(sed -n 's/^key .* [0-9a-f]* \([0-9]*\) [0-9]* [0-9a-f]\{16\}$/\1/p' "$desc" | tail -1)
+# Its last block: <field hex> <byte offset> <count> <checksum> <stored bytes> (tape version 2).
+at=$(sed -n 's/^key .* [0-9a-f]* \([0-9]*\) [0-9]* [0-9a-f]\{16\} [0-9]*$/\1/p' "$desc" | tail -1)
 [ -f "$file" ] && [ -n "$at" ] || fail "cannot find the tape's data ($file at $at)"
 cp "$file" "$work/data.saved"
 printf '\x7f' | dd of="$file" bs=1 seek=$((at + 3)) conv=notrunc status=none

@@ -66,7 +66,8 @@ TEST(IoJob, WritesAndReadsBackWithTheChecksumOfEachSegment) {
   // Larger than one checksum chunk (2 MiB), and one that is not a multiple of 32 bytes.
   std::vector<double> a = values(300001, 1.0), b = values(13, 2.0);
   const std::int64_t after = static_cast<std::int64_t>(a.size() * 8) + 64;
-  IoJob write{IoJob::Kind::Write, file.fd(), {segment(0, a), segment(after, b)}, nullptr};
+  IoJob write{
+      IoJob::Kind::Write, file.fd(), {segment(0, a), segment(after, b)}, nullptr, {}, nullptr};
   const JobResult w = run_job(write);
   ASSERT_EQ(w.error, 0) << w.failed_call;
   ASSERT_EQ(w.checksums.size(), 2u);
@@ -75,14 +76,15 @@ TEST(IoJob, WritesAndReadsBackWithTheChecksumOfEachSegment) {
   EXPECT_GE(w.finished, w.started);
 
   std::vector<double> a2(a.size()), b2(b.size());
-  IoJob read{IoJob::Kind::Read, file.fd(), {segment(0, a2), segment(after, b2)}, nullptr};
+  IoJob read{IoJob::Kind::Read, file.fd(), {segment(0, a2), segment(after, b2)},
+             nullptr,           {},        nullptr};
   const JobResult r = run_job(read);
   ASSERT_EQ(r.error, 0);
   EXPECT_EQ(r.checksums, w.checksums);
   EXPECT_EQ(std::memcmp(a.data(), a2.data(), a.size() * 8), 0);
   EXPECT_EQ(std::memcmp(b.data(), b2.data(), b.size() * 8), 0);
 
-  EXPECT_EQ(run_job({IoJob::Kind::Sync, file.fd(), {}, nullptr}).error, 0);
+  EXPECT_EQ(run_job({IoJob::Kind::Sync, file.fd(), {}, nullptr, {}, nullptr}).error, 0);
 }
 
 TEST(IoJob, FailuresCarryTheCallTheSegmentAndErrno) {
@@ -90,14 +92,15 @@ TEST(IoJob, FailuresCarryTheCallTheSegmentAndErrno) {
   std::vector<double> a = values(10, 1.0), b = values(10, 2.0);
   const int ro = ::open(file.path().c_str(), O_RDONLY);
   ASSERT_GE(ro, 0);
-  const JobResult w = run_job({IoJob::Kind::Write, ro, {segment(0, a)}, nullptr});
+  const JobResult w = run_job({IoJob::Kind::Write, ro, {segment(0, a)}, nullptr, {}, nullptr});
   EXPECT_EQ(w.error, EBADF);
   EXPECT_EQ(w.failed_call, "pwrite");
   ::close(ro);
   // A read past the end of the file finds the block missing.
-  ASSERT_EQ(run_job({IoJob::Kind::Write, file.fd(), {segment(0, a)}, nullptr}).error, 0);
-  const JobResult r =
-      run_job({IoJob::Kind::Read, file.fd(), {segment(0, a), segment(4096, b)}, nullptr});
+  ASSERT_EQ(run_job({IoJob::Kind::Write, file.fd(), {segment(0, a)}, nullptr, {}, nullptr}).error,
+            0);
+  const JobResult r = run_job(
+      {IoJob::Kind::Read, file.fd(), {segment(0, a), segment(4096, b)}, nullptr, {}, nullptr});
   EXPECT_EQ(r.error, EIO);
   EXPECT_EQ(r.failed_call, "pread");
   EXPECT_EQ(r.failed_segment, 1u);
@@ -112,7 +115,8 @@ TEST(IoJob, AWriteBeyondTheFileSizeLimitIsEfbigNotASignal) {
   limit.rlim_cur = 4096;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
   std::vector<double> a = values(2000, 1.0);  // 16000 bytes
-  const JobResult w = run_job({IoJob::Kind::Write, file.fd(), {segment(0, a)}, nullptr});
+  const JobResult w =
+      run_job({IoJob::Kind::Write, file.fd(), {segment(0, a)}, nullptr, {}, nullptr});
   setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(w.error, EFBIG) << std::strerror(w.error);
@@ -130,10 +134,14 @@ TEST(IoThread, RunsJobsInOrderAndCancelDropsTheQueuedOnes) {
   std::vector<double> first = values(100, 1.0), second = values(100, 2.0), back(100);
   IoThread::set_paused(true);
   const int owner = 0, other = 0;
-  auto t1 = io->submit({IoJob::Kind::Write, file.fd(), {segment(0, first)}, nullptr}, &owner);
-  auto t2 = io->submit({IoJob::Kind::Write, file.fd(), {segment(0, second)}, nullptr}, &owner);
-  auto t3 = io->submit({IoJob::Kind::Read, file.fd(), {segment(0, back)}, nullptr}, &owner);
-  auto dropped = io->submit({IoJob::Kind::Write, file.fd(), {segment(0, first)}, nullptr}, &other);
+  auto t1 = io->submit({IoJob::Kind::Write, file.fd(), {segment(0, first)}, nullptr, {}, nullptr},
+                       &owner);
+  auto t2 = io->submit({IoJob::Kind::Write, file.fd(), {segment(0, second)}, nullptr, {}, nullptr},
+                       &owner);
+  auto t3 =
+      io->submit({IoJob::Kind::Read, file.fd(), {segment(0, back)}, nullptr, {}, nullptr}, &owner);
+  auto dropped = io->submit(
+      {IoJob::Kind::Write, file.fd(), {segment(0, first)}, nullptr, {}, nullptr}, &other);
   EXPECT_FALSE(t1->done()) << "a job ran while the thread was paused";
   io->cancel(&other);
   ASSERT_TRUE(dropped->done());
@@ -151,7 +159,7 @@ TEST(IoThread, KeepAliveIsReleasedBeforeTheJobIsDone) {
   TempFile file;
   auto io = IoThread::acquire();
   auto buffer = std::make_shared<std::vector<double>>(values(10, 1.0));
-  IoJob job{IoJob::Kind::Write, file.fd(), {segment(0, *buffer)}, buffer};
+  IoJob job{IoJob::Kind::Write, file.fd(), {segment(0, *buffer)}, buffer, {}, nullptr};
   std::weak_ptr<std::vector<double>> watch = buffer;
   buffer.reset();
   auto ticket = io->submit(std::move(job), nullptr);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -279,6 +280,16 @@ inline void expect_error(const std::function<void()>& fn, ErrorCode code,
     EXPECT_NE(std::string(e->what()).find(p), std::string::npos)
         << "message lacks '" << p << "': " << e->what();
   }
+}
+
+/// `h5dump -A` of `path`: its exit status and output (status -1 and "not found" without h5dump).
+inline std::pair<int, std::string> h5dump_attributes(const std::string& path) {
+  std::FILE* pipe = ::popen(("h5dump -A '" + path + "' 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen: not found"};
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  return {::pclose(pipe), out};
 }
 
 }  // namespace rwd::storage::test

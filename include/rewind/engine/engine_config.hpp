@@ -38,12 +38,13 @@ struct ResumeConfig {
 /// How to run: the recording's schedule and budget, and the stores'.
 struct EngineConfig : RecordingConfig {
   /// Communicator, directory, keep_files, label, async_io; `codec` compresses the RAM
-  /// checkpoints (rewind/storage/codec.hpp; disk checkpoints are not compressed yet; a lossy
-  /// one as StoresConfig::store says).
+  /// checkpoints (rewind/storage/codec.hpp) and, when lossless, the disk ones (compress_disk;
+  /// a lossy one as StoresConfig::store says).
   storage::StoreConfig store;
   std::string ram_store = "ram";    ///< store for RAM checkpoints
   std::string disk_store = "hdf5";  ///< store for disk checkpoints
   bool lossy_pullbacks = false;     ///< StoresConfig::lossy_pullbacks
+  bool compress_disk = true;        ///< StoresConfig::compress_disk
   ResumeConfig resume;              ///< runs that survive a kill
 };
 

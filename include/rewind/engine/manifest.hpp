@@ -20,7 +20,8 @@
 ///                                      at step n, for a host that hands it back to its program
 ///                                      when it resumes), adjoint (the adjoint state the reverse
 ///                                      reached)
-///   block <rank> <i> <byte offset> <count> <checksum hex>   its blocks, after it
+///   block <rank> <i> <byte offset> <count> <checksum hex> [<stored bytes>]   its blocks, after it
+///                                        (stored bytes: a compressed block of that size)
 ///   end <checksum hex>
 ///
 /// States are listed by increasing step, then at most one final state, then the states reached,

@@ -49,6 +49,7 @@ struct SettingNames {
   std::string compress = "StoreConfig::codec";
   std::string compress_ratio = "RecordingConfig::compress_ratio";
   std::string lossy_pullbacks = "StoresConfig::lossy_pullbacks";
+  std::string compress_disk = "StoresConfig::compress_disk";
   std::string compress_tolerance = "StoreConfig::codec.tolerance";
   std::string compress_precision = "StoreConfig::codec.precision";
   // The stores' settings (StoresConfig::store).

@@ -25,8 +25,11 @@ struct CodecStats {
   std::string codec = "none";
   std::int64_t stored_bytes = 0;        ///< compressed blocks written, headers included
   std::int64_t uncompressed_bytes = 0;  ///< what was given to the store before compression
-  double compress_seconds = 0.0;        ///< on the caller's thread (the only one that does it)
+  double compress_seconds = 0.0;        ///< on whichever thread did it
   double decompress_seconds = 0.0;      ///< likewise, checksums included
+  /// Of compress_seconds and decompress_seconds, the time on the I/O thread (disk checkpoints
+  /// written behind and read ahead); the rest was on the caller's thread.
+  double io_thread_seconds = 0.0;
   /// What the plan counted on (RecordingConfig::compress_ratio): 1 when it planned as if
   /// uncompressed; `ratio_source` says where a larger one came from.
   double planned_ratio = 1.0;
@@ -78,6 +81,8 @@ struct RunStats {
   std::int64_t resumed_at = -1;
   bool resumed_in_reverse = false;  ///< it went on from a durable adjoint state
   CodecStats ram_codec;             ///< the RAM store's compression (StoreConfig::codec)
+  /// The disk store's compression (StoresConfig::compress_disk): codec, bytes and times only.
+  CodecStats disk_codec;
 
   std::int64_t recomputed() const { return forward_steps - steps; }
   /// Adds what another recording of the same run did (a run in segments): counts, traffic and

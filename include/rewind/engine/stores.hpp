@@ -22,15 +22,18 @@ namespace rwd::engine {
 /// What the stores are and how much they may hold over every recording at once.
 struct StoresConfig {
   /// Communicator, directory, keep_files, label, async_io; `codec` compresses the RAM
-  /// checkpoints (rewind/storage/codec.hpp; disk checkpoints are not compressed yet). A lossy
-  /// codec (zfp) compresses restart states only, within its tolerance; pullback data and final
-  /// states keep their bits (zstd) unless lossy_pullbacks is set. Gradients are then no longer
-  /// store-all's bits: the replay check reports how far states recomputed from lossy restores
-  /// drifted instead of stopping the run (RunStats::verify_lossy).
+  /// checkpoints (rewind/storage/codec.hpp) and, when lossless, the disk ones (compress_disk). A
+  /// lossy codec (zfp) compresses restart states only, within its tolerance; pullback data and
+  /// final states keep their bits (zstd) unless lossy_pullbacks is set. Gradients are then no
+  /// longer store-all's bits: the replay check reports how far states recomputed from lossy
+  /// restores drifted instead of stopping the run (RunStats::verify_lossy).
   storage::StoreConfig store;
   /// With a lossy codec: compress pullback data lossily too (more checkpoints in the budget,
   /// larger gradient error; docs/runtime.md gives measured errors).
   bool lossy_pullbacks = false;
+  /// With a lossless codec: compress disk checkpoints too, on the I/O thread where they are
+  /// written behind and read ahead (fewer bytes moved; the file keeps room for the values).
+  bool compress_disk = true;
   std::string ram_store = "ram";             ///< a registered store name
   std::string disk_store = "hdf5";           ///< a registered store name
   std::int64_t ram = schedule::kUnlimited;   ///< RAM checkpoints held at once
@@ -125,6 +128,12 @@ class Stores {
   double io_overlap_seconds() const;
   /// The disk stores' prefetch counts so far (those closed before included).
   PrefetchStats prefetch_stats() const;
+  /// What the disk stores' codec did so far (those closed before included); codec "none" when
+  /// disk checkpoints are not compressed (disk_codec()).
+  CodecStats disk_codec_stats() const;
+  /// The codec of disk checkpoints: store.codec when it is lossless and compress_disk is set,
+  /// otherwise none (a lossy codec compresses RAM checkpoints only: disk restores stay exact).
+  storage::CodecSpec disk_codec() const;
 
  private:
   std::string overflow(const Claim& others, const Claim& claim) const;
@@ -142,6 +151,7 @@ class Stores {
   std::vector<storage::Key> discarded_;
   double closed_overlap_ = 0.0;    // overlap of disk stores closed before
   PrefetchStats closed_prefetch_;  // prefetch counts of disk stores closed before
+  CodecStats closed_codec_;        // codec counts of disk stores closed before
 };
 
 }  // namespace rwd::engine

@@ -107,6 +107,10 @@ PetscErrorCode TSTrajectoryRewindSetCompressPrecision(TSTrajectory, PetscInt bit
 /* -ts_trajectory_rewind_compress_lossy_pullbacks: with a lossy codec, stage values are compressed
    lossily too (more checkpoints in a budget planned with a ratio, a larger gradient error). */
 PetscErrorCode TSTrajectoryRewindSetCompressLossyPullbacks(TSTrajectory, PetscBool lossy);
+/* -ts_trajectory_rewind_compress_disk (default true): with a lossless codec, disk checkpoints are
+   compressed too, on the I/O thread where they are written behind and read ahead (fewer bytes
+   moved; the file keeps room for the values). A lossy codec never compresses disk checkpoints. */
+PetscErrorCode TSTrajectoryRewindSetCompressDisk(TSTrajectory, PetscBool compress);
 /* -ts_trajectory_rewind_compress_ratio: the compression ratio the RAM budget is planned with
    (1, the default: as if uncompressed; > 1: the budget's bytes hold checkpoints of 1/ratio their
    size; 0: measured on the initial state). Checkpoints that compress worse than planned move to

@@ -66,11 +66,13 @@ struct CheckpointSpan {
 struct StoreStats {
   std::int64_t writes = 0;         ///< checkpoints stored
   std::int64_t reads = 0;          ///< checkpoints read
-  std::int64_t bytes_written = 0;  ///< this rank's bytes
+  std::int64_t bytes_written = 0;  ///< this rank's bytes (with a codec: as stored)
   std::int64_t bytes_read = 0;
-  std::int64_t live = 0;        ///< checkpoints held now
-  std::int64_t peak_live = 0;   ///< most checkpoints held at once
-  std::int64_t live_bytes = 0;  ///< this rank's bytes in the checkpoints held now
+  std::int64_t live = 0;       ///< checkpoints held now
+  std::int64_t peak_live = 0;  ///< most checkpoints held at once
+  /// This rank's bytes in the checkpoints held now (a disk store's file keeps room for their
+  /// values, compressed or not: it counts that room).
+  std::int64_t live_bytes = 0;
   std::int64_t peak_bytes = 0;  ///< most such bytes at once
   double write_seconds = 0.0;   ///< caller time inside put()
   double read_seconds = 0.0;    ///< caller time inside get()
@@ -94,6 +96,9 @@ struct StoreStats {
   std::int64_t uncompressed_bytes_written = 0;
   double compress_seconds = 0.0;    ///< time compressing, on whichever thread did it
   double decompress_seconds = 0.0;  ///< time decompressing (checksums included)
+  /// Of compress_seconds and decompress_seconds, the time on the I/O thread (disk stores:
+  /// checkpoints written behind and read ahead), off the caller's thread.
+  double codec_io_thread_seconds = 0.0;
 };
 
 /// How to build a store.
@@ -120,10 +125,14 @@ struct StoreConfig {
   /// off, and is not prefetched: waking the I/O thread costs more than moving it. 0 sends every
   /// checkpoint to the I/O thread.
   std::int64_t inline_io_bytes = std::int64_t{64} << 10;
-  /// RAM store: how checkpoints are compressed (rewind/storage/codec.hpp; "none" by default).
-  /// Each checkpoint is then one block of its fields back to back, as large as it compresses
-  /// to, and `capacity` slots are not preallocated; with a lossy codec, a checkpoint put with
-  /// CheckpointView::exact is compressed by zstd. Disk stores refuse a codec for now.
+  /// How checkpoints are compressed (rewind/storage/codec.hpp; "none" by default); with a lossy
+  /// codec, a checkpoint put with CheckpointView::exact is compressed by zstd. RAM store: each
+  /// checkpoint is one block of its fields back to back, as large as it compresses to, and
+  /// `capacity` slots are not preallocated. Disk store: each rank's block of each field is
+  /// compressed on its own, on the thread that moves it (the I/O thread for a checkpoint written
+  /// behind or read ahead), and written at the block's place in the file, which keeps room for
+  /// the values (a block that does not get smaller is written as it is): compression saves
+  /// bytes moved, not room in the file. Every rank must pass the same codec and settings.
   CodecSpec codec;
 };
 

@@ -414,6 +414,7 @@ struct DurableLog::Impl {
       out.push_back(b.at);
       out.push_back(b.count);
       out.push_back(static_cast<std::int64_t>(b.checksum));
+      out.push_back(b.stored);
     }
     std::vector<std::int64_t> all(out.size() * static_cast<std::size_t>(size_));
     comm::mpi_check(MPI_Allgather(out.data(), static_cast<int>(out.size()), MPI_INT64_T, all.data(),
@@ -422,9 +423,9 @@ struct DurableLog::Impl {
     std::vector<std::vector<storage::SealedBlock>> blocks(static_cast<std::size_t>(size_));
     for (std::size_t r = 0; r < blocks.size(); ++r) {
       for (std::size_t f = 0; f < fields.size(); ++f) {
-        const std::size_t at = r * out.size() + 3 * f;
-        blocks[r].push_back(
-            {fields[f].name, all[at], all[at + 1], static_cast<std::uint64_t>(all[at + 2])});
+        const std::size_t at = r * out.size() + 4 * f;
+        blocks[r].push_back({fields[f].name, all[at], all[at + 1],
+                             static_cast<std::uint64_t>(all[at + 2]), all[at + 3]});
       }
     }
     return blocks;

@@ -285,7 +285,7 @@ class Parser {
   }
 
   void block() {
-    in_.expect(6);
+    if (in_.size() != 7) in_.expect(6);  // a 7th value: the bytes of a compressed block
     if (!entry_) in_.fail("a block outside an entry");
     const auto r = static_cast<std::size_t>(in_.integer(1, 0, m_.ranks - 1));
     const auto f =
@@ -305,6 +305,7 @@ class Parser {
                std::to_string(field.counts[r]));
     }
     b.checksum = in_.hex_u64(5);
+    if (in_.size() == 7) b.stored = in_.integer(6, 1, kMax / 2);
     entry_->blocks[r].push_back(std::move(b));
   }
 

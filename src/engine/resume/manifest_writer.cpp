@@ -26,7 +26,8 @@ void append_entry(std::string& out, const char* kind, const ManifestEntry& e) {
     for (std::size_t f = 0; f < e.blocks[r].size(); ++f) {
       const storage::SealedBlock& b = e.blocks[r][f];
       out += "block " + std::to_string(r) + " " + std::to_string(f) + " " + std::to_string(b.at) +
-             " " + std::to_string(b.count) + " " + hex64(b.checksum) + "\n";
+             " " + std::to_string(b.count) + " " + hex64(b.checksum) +
+             (b.stored > 0 ? " " + std::to_string(b.stored) : std::string()) + "\n";
     }
   }
 }
