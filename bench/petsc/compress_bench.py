@@ -65,6 +65,16 @@ def configs(n, plans, spill_plans, lossy_plans, lossy_spill_plans, disk):
                           rewind + ["-ts_trajectory_rewind_compress", codec,
                                     "-ts_trajectory_rewind_compress_ratio", ratio] +
                           (with_disk if spill else []), "rewind", f"{n} checkpoints"))
+    # Disk compression (on the I/O thread by default with a lossless codec): alone (RAM planned
+    # as uncompressed), and the spill plans with it turned off.
+    for codec, ratio in spill_plans:
+        out.append(Config(f"rewind {codec} ratio 1 + {disk} disk", rewind + [
+            "-ts_trajectory_rewind_compress", codec] + with_disk, "rewind", f"{n} checkpoints"))
+        out.append(Config(f"rewind {codec} ratio {ratio} + {disk} disk, disk uncompressed",
+                          rewind + ["-ts_trajectory_rewind_compress", codec,
+                                    "-ts_trajectory_rewind_compress_ratio", ratio,
+                                    "-ts_trajectory_rewind_compress_disk", "0"] + with_disk,
+                          "rewind", f"{n} checkpoints"))
     for (tolerance, ratio), spill in ([(p, False) for p in lossy_plans] +
                                       [(p, True) for p in lossy_spill_plans]):
         out.append(Config(f"rewind zfp {tolerance} ratio {ratio}" +
