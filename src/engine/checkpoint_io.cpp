@@ -19,7 +19,7 @@ namespace {
 std::vector<storage::FieldView> views(const std::vector<Field>& fields) {
   std::vector<storage::FieldView> out;
   out.reserve(fields.size());
-  for (const auto& f : fields) out.push_back({f.name, f.data, f.offset, f.global_size});
+  for (const auto& f : fields) out.push_back({f.name, f.data, f.offset, f.global_size, f.grid});
   return out;
 }
 
@@ -29,7 +29,7 @@ std::vector<FieldShape> shapes_of(const std::vector<Field>& fields) {
   std::vector<FieldShape> out;
   out.reserve(fields.size());
   for (const Field& f : fields) {
-    out.push_back({std::string(f.name), f.data.size(), f.offset, f.global_size});
+    out.push_back({std::string(f.name), f.data.size(), f.offset, f.global_size, f.grid});
   }
   return out;
 }
@@ -237,7 +237,8 @@ std::vector<Field> CheckpointIo::scratch_fields(const std::vector<const FieldSha
   scratch_.resize(like.size());
   for (std::size_t j = 0; j < like.size(); ++j) {
     scratch_[j].assign(like[j]->size, 0.0);
-    out.push_back({like[j]->name, scratch_[j], like[j]->offset, like[j]->global_size});
+    out.push_back(
+        {like[j]->name, scratch_[j], like[j]->offset, like[j]->global_size, like[j]->grid});
   }
   return out;
 }

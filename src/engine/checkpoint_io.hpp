@@ -30,6 +30,7 @@ struct FieldShape {
   std::size_t size = 0;
   std::int64_t offset = 0;
   std::int64_t global_size = 0;
+  storage::Grid grid = {};
 };
 std::vector<FieldShape> shapes_of(const std::vector<Field>& fields);
 

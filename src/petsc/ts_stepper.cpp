@@ -1,5 +1,8 @@
 #include "ts_stepper.hpp"
 
+#include <petscdmda.h>
+
+#include <algorithm>
 #include <cstring>
 #include <span>
 
@@ -53,6 +56,19 @@ TsStepper::~TsStepper() {
   VecDestroy(&integral_kept_);
 }
 
+storage::Grid grid_of(Vec v, PetscInt n) {
+  DM dm = nullptr;
+  REWIND_PETSC(VecGetDM(v, &dm));
+  PetscBool da = PETSC_FALSE;
+  if (dm != nullptr) REWIND_PETSC(PetscObjectTypeCompare((PetscObject)dm, DMDA, &da));
+  if (!da) return {};
+  PetscInt dof = 0, xs = 0, ys = 0, zs = 0, xm = 0, ym = 0, zm = 0;
+  REWIND_PETSC(DMDAGetDof(dm, &dof));
+  REWIND_PETSC(DMDAGetCorners(dm, &xs, &ys, &zs, &xm, &ym, &zm));
+  const storage::Grid g{dof, xm, std::max<PetscInt>(ym, 1), std::max<PetscInt>(zm, 1)};
+  return g.dof >= 1 && g.nx >= 1 && g.size() == n ? g : storage::Grid{};
+}
+
 Field vec_field(std::string_view name, Vec v, MPI_Comm comm) {
   PetscScalar* a = nullptr;
   PetscInt n = 0, lo = 0, hi = 0, N = 0;
@@ -71,7 +87,7 @@ Field vec_field(std::string_view name, Vec v, MPI_Comm comm) {
     N = static_cast<PetscInt>(ranks) * n;
   }
   return {name, std::span<double>(reinterpret_cast<double*>(keep), static_cast<std::size_t>(n)), lo,
-          N};
+          N, grid_of(v, n)};
 }
 
 Field TsStepper::field(const std::string& name, Vec v) {

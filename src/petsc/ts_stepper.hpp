@@ -44,6 +44,9 @@ struct StepLog {
 /// ownership range; a vector of one process on a TS of several ranks (a quadrature's integral, a
 /// parameter gradient) as each rank's copy side by side. `name` must outlive the field.
 engine::Field vec_field(std::string_view name, Vec v, MPI_Comm comm);
+/// `v`'s local block as a grid when it lives on a DMDA (dof, then the local corners' extents),
+/// for the codecs (storage::Grid); none otherwise.
+storage::Grid grid_of(Vec v, PetscInt n);
 
 /// How a first-same-as-last Runge-Kutta method gets back the stage derivative its next step
 /// reuses (f at the last stage, which PETSc keeps in the method's private data) after a restore.

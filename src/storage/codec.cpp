@@ -164,8 +164,16 @@ void check_codec(const CodecSpec& spec, const std::string& option,
 }
 
 std::size_t encode_block(const CodecSpec& spec, std::span<const double> values,
-                         std::vector<std::byte>& out) {
+                         std::vector<std::byte>& out, const Grid& grid) {
   check_codec(spec, "codec");
+  if (!grid.empty() && (grid.dof < 1 || grid.nx < 1 || grid.ny < 1 || grid.nz < 1 ||
+                        grid.size() != static_cast<std::int64_t>(values.size()))) {
+    throw Error(ErrorCode::InvalidArgument,
+                "codec: a grid of " + std::to_string(grid.dof) + " x " + std::to_string(grid.nx) +
+                    " x " + std::to_string(grid.ny) + " x " + std::to_string(grid.nz) +
+                    " (dof x nx x ny x nz, each >= 1) for a block of " +
+                    std::to_string(values.size()) + " values");
+  }
   const Entry& e = *by_name(spec.name);
   const std::size_t start = out.size();
   const std::size_t raw_bytes = values.size_bytes();
@@ -173,7 +181,7 @@ std::size_t encode_block(const CodecSpec& spec, std::span<const double> values,
   bool raw = true;
   if (const detail::CodecImpl* impl = e.impl(); impl != nullptr && !values.empty()) {
     // Compressed only if smaller than the values: otherwise raw, the header the only cost.
-    raw = !impl->encode(spec, values, out, raw_bytes > 0 ? raw_bytes - 1 : 0);
+    raw = !impl->encode(spec, values, grid, out, raw_bytes > 0 ? raw_bytes - 1 : 0);
     clear_upper_vector_state();
   }
   if (raw) {

@@ -17,8 +17,8 @@ constexpr int kLevel = 5;
 
 class Blosc final : public CodecImpl {
  public:
-  bool encode(const CodecSpec&, std::span<const double> values, std::vector<std::byte>& out,
-              std::size_t limit) const override {
+  bool encode(const CodecSpec&, std::span<const double> values, const Grid&,
+              std::vector<std::byte>& out, std::size_t limit) const override {
     const std::size_t start = out.size();
     for (std::size_t at = 0; at < values.size(); at += kChunkValues) {
       const std::span<const double> chunk =

@@ -15,7 +15,8 @@ class CodecImpl {
   virtual ~CodecImpl() = default;
   /// Appends the compressed form of `values` to `out` (at most `limit` bytes; returns false if
   /// it would be longer, and `out` is then unspecified past its old size).
-  virtual bool encode(const CodecSpec& spec, std::span<const double> values,
+  /// `grid` is empty or holds values.size() values (checked).
+  virtual bool encode(const CodecSpec& spec, std::span<const double> values, const Grid& grid,
                       std::vector<std::byte>& out, std::size_t limit) const = 0;
   /// Decodes `payload` into exactly `values`; false if it does not decode to that many.
   virtual bool decode(const CodecSpec& spec, std::span<const std::byte> payload,

@@ -66,8 +66,8 @@ class Lease {
 
 class Zstd final : public CodecImpl {
  public:
-  bool encode(const CodecSpec&, std::span<const double> values, std::vector<std::byte>& out,
-              std::size_t limit) const override {
+  bool encode(const CodecSpec&, std::span<const double> values, const Grid&,
+              std::vector<std::byte>& out, std::size_t limit) const override {
     const Lease ctx(compressors_);
     if (!ctx.get()) return false;  // no memory for a context: raw
     const std::size_t start = out.size();

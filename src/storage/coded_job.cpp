@@ -33,7 +33,8 @@ JobResult run_coded_job(const IoJob& job) {
       const Segment& seg = job.segments[s];
       if (seg.bytes > 0) {
         try {
-          encode_block(job.codec, values_of(seg), blocks[s]);
+          encode_block(job.codec, values_of(seg), blocks[s],
+                       s < job.grids.size() ? job.grids[s] : Grid{});
         } catch (const Error&) {
           blocks[s].clear();  // the store checked the codec: never seen; the values go raw
         }

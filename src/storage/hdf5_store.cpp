@@ -165,6 +165,7 @@ std::optional<Error> Hdf5Store::Impl::stage(const Key& key, const CheckpointView
     entry.exact = checkpoint.exact;
     if (codec.name != "none") {
       entry.stored = std::make_shared<std::vector<std::int64_t>>(checkpoint.fields.size(), 0);
+      for (const FieldView& f : checkpoint.fields) entry.grids.push_back(f.grid);
     }
     if (!entry.behind) return;
     detail::StagingPool::Wait waited;

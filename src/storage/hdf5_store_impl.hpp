@@ -74,7 +74,8 @@ struct Hdf5Store::Impl {
     /// With a codec: per field, the bytes of this rank's compressed block (0: raw values), filled
     /// in by the write job (see IoJob::stored); null without a codec.
     std::shared_ptr<std::vector<std::int64_t>> stored;
-    bool exact = false;  ///< put with CheckpointView::exact (a lossy codec uses zstd for it)
+    bool exact = false;       ///< put with CheckpointView::exact (a lossy codec uses zstd for it)
+    std::vector<Grid> grids;  ///< with a codec: each field's grid (FieldView::grid)
     std::optional<Prefetch> prefetch;
     bool behind = false;  ///< moves on the I/O thread (written behind, may be prefetched)
     bool sealed = false;  ///< rank_checksums and complete = 1 are in the file

@@ -134,6 +134,7 @@ void Hdf5Store::Impl::add_codec(IoJob& job, const Entry& e) const {
   job.stored = e.stored;
   if (job.kind == IoJob::Kind::Write) {
     job.codec = e.exact && lossy ? CodecSpec{"zstd", 0.0, 0} : codec;
+    job.grids = e.grids;
   }
 }
 

@@ -54,6 +54,8 @@ struct IoJob {
   /// compressing Write, read by a Read. Shared by the jobs of one checkpoint, which run in
   /// order on one thread (a Read is queued after the Write of the same checkpoint).
   std::shared_ptr<std::vector<std::int64_t>> stored;
+  /// Write with `codec`: each segment's grid (FieldView::grid; none: a plain array).
+  std::vector<Grid> grids = {};
 };
 
 /// What a job did.

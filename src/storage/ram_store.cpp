@@ -1,6 +1,7 @@
 #include "ram_store.hpp"
 #include "rewind/timing.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <iterator>
@@ -14,6 +15,7 @@ struct RamStore::Entry {
   std::size_t slot = 0;
   detail::Layout layout;
   std::vector<std::byte> block;  // with a codec: the compressed block (no slot)
+  bool per_field = false;        // block: one block a field (zfp on grids), else one in all
   std::int64_t stored_bytes() const {
     return block.empty() ? layout.bytes() : static_cast<std::int64_t>(block.size());
   }
@@ -92,16 +94,28 @@ void RamStore::put(const Key& key, const CheckpointView& checkpoint) {
   const auto t0 = SteadyClock::now();
   if (contains(key)) detail::throw_duplicate("ram store", key, rank_);
   detail::validate_put("ram store", key, checkpoint, rank_);
-  auto entry = std::make_unique<Entry>(Entry{0, detail::layout_of(checkpoint), {}});
+  auto entry = std::make_unique<Entry>(Entry{0, detail::layout_of(checkpoint), {}, false});
   const auto total = static_cast<std::size_t>(entry->layout.doubles());
   if (codec_.name != "none") {
-    scratch_.resize(total);
-    detail::pack(checkpoint, scratch_);
+    // One block of the fields back to back or, for a lossy codec and fields with grids, one
+    // block a field, each compressed in its dimensions.
     const auto tc = SteadyClock::now();
-    encode_block(checkpoint.exact && lossy_ ? exact_codec_ : codec_, scratch_, entry->block);
+    const CodecSpec& spec = checkpoint.exact && lossy_ ? exact_codec_ : codec_;
+    entry->per_field = codec_is_lossy(spec.name) &&
+                       std::any_of(checkpoint.fields.begin(), checkpoint.fields.end(),
+                                   [](const FieldView& f) { return !f.grid.empty(); });
+    if (entry->per_field) {
+      for (const FieldView& f : checkpoint.fields) {
+        encode_block(spec, f.data, entry->block, f.grid);
+      }
+    } else {
+      scratch_.resize(total);
+      detail::pack(checkpoint, scratch_);
+      encode_block(spec, scratch_, entry->block);
+    }
     entry->block.shrink_to_fit();
     if (blocks_to_damage.load() > 0 && blocks_to_damage.fetch_sub(1) > 0) {
-      entry->block.back() ^= std::byte{0x10};  // the last payload byte (never the header)
+      entry->block.back() ^= std::byte{0x10};  // the last byte: a payload's (or an empty header's)
     }
     stats_.compress_seconds += seconds_since(tc);
   } else {
@@ -122,10 +136,20 @@ void RamStore::get(const Key& key, const CheckpointSpan& out) {
   const Entry& entry = *it->second;
   detail::validate_get("ram store", key, entry.layout, out, rank_);
   if (!entry.block.empty()) {
-    scratch_.resize(static_cast<std::size_t>(entry.layout.doubles()));
     const auto td = SteadyClock::now();
     try {
-      decode_block(entry.block, scratch_);
+      if (entry.per_field) {
+        std::span<const std::byte> rest = entry.block;
+        for (const FieldSpan& f : out.fields) {  // in the order written (validate_get checked)
+          const std::size_t bytes = read_block_header(rest).bytes();
+          decode_block(rest.first(bytes), f.data);
+          rest = rest.subspan(bytes);
+        }
+      } else {
+        scratch_.resize(static_cast<std::size_t>(entry.layout.doubles()));
+        decode_block(entry.block, scratch_);
+        detail::unpack(scratch_, out);
+      }
     } catch (const Error& e) {
       if (e.code() != ErrorCode::Corrupt) throw;
       throw Error(ErrorCode::Corrupt, "ram store: " + to_string(key) + " on rank " +
@@ -133,7 +157,6 @@ void RamStore::get(const Key& key, const CheckpointSpan& out) {
                                           "; the memory holding it was overwritten or went bad");
     }
     stats_.decompress_seconds += seconds_since(td);
-    detail::unpack(scratch_, out);
   } else {
     detail::unpack({slots_[entry.slot].data.get(), slots_[entry.slot].capacity}, out);
   }

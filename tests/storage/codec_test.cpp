@@ -132,6 +132,59 @@ TEST(Codec, ZfpStaysWithinItsToleranceAndIsSmallerForLooserOnes) {
   EXPECT_TRUE(h.raw);
 }
 
+// Two interleaved components on a 96 x 64 grid, smooth in both directions (a DMDA's local block
+// with dof 2).
+std::vector<double> grid_field(std::int64_t nx, std::int64_t ny) {
+  std::vector<double> v;
+  for (std::int64_t j = 0; j < ny; ++j) {
+    for (std::int64_t i = 0; i < nx; ++i) {
+      const double x = static_cast<double>(i) / nx, y = static_cast<double>(j) / ny;
+      v.push_back(std::sin(3.0 * x) * std::cos(2.0 * y));
+      v.push_back(0.5 + 0.25 * std::exp(-4.0 * ((x - 0.5) * (x - 0.5) + (y - 0.4) * (y - 0.4))));
+    }
+  }
+  return v;
+}
+
+// zfp on the block's grid (FieldView::grid): each component compressed in its dimensions, read
+// in place through strides, within the tolerance and several times smaller than as one 1-D
+// array; lossless codecs take a grid and give every bit back; a grid that does not fit the block
+// is refused.
+TEST(Codec, ZfpOnAGridCompressesEachComponentInItsDimensions) {
+  const std::int64_t nx = 96, ny = 64;
+  const std::vector<double> v = grid_field(nx, ny);
+  const double tolerance = 1e-6;
+  std::vector<std::byte> flat, planar, cube;
+  encode_block({"zfp", tolerance}, v, flat);
+  encode_block({"zfp", tolerance}, v, planar, {2, nx, ny, 1});
+  encode_block({"zfp", tolerance}, v, cube, {2, nx, 8, ny / 8});
+  EXPECT_LT(2 * planar.size(), flat.size())
+      << "2-D per component: " << planar.size() << " bytes, 1-D interleaved: " << flat.size();
+  for (const auto* block : {&flat, &planar, &cube}) {
+    std::vector<double> back(v.size());
+    decode_block(*block, back);
+    double err = 0.0;
+    for (std::size_t i = 0; i < v.size(); ++i) err = std::max(err, std::fabs(back[i] - v[i]));
+    EXPECT_LE(err, tolerance);
+    EXPECT_GT(err, 0.0) << "lossy";
+  }
+  for (const char* lossless : {"zstd", "blosc"}) {
+    std::vector<std::byte> block;
+    encode_block({lossless}, v, block, {2, nx, ny, 1});
+    std::vector<double> back(v.size());
+    decode_block(block, back);
+    EXPECT_TRUE(same_bits(back, v)) << lossless;
+  }
+  for (const Grid& bad : {Grid{2, nx, ny - 1, 1}, Grid{0, nx, ny, 1}, Grid{2, nx, ny, 0}}) {
+    std::vector<std::byte> block;
+    expect_error(
+        [&] {
+          encode_block({"zfp", tolerance}, v, block, bad);
+        },
+        ErrorCode::InvalidArgument, {"codec: a grid of", "for a block of 12288 values"});
+  }
+}
+
 // Every byte of a block damaged in turn (a sample for the payload): an error, never values.
 TEST(Codec, ADamagedBlockIsAnErrorNeverWrongValues) {
   for (const CodecSpec& spec :

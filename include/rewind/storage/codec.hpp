@@ -28,6 +28,16 @@
 
 namespace rwd::storage {
 
+/// This rank's block of a field as a grid: a hint for codecs that use it (zfp compresses each
+/// component as a 1-D, 2-D or 3-D array, which gains several times over a plain array on smooth
+/// fields). `dof` components are interleaved at each point; points go x fastest, then y, then z.
+/// All 0 (the default): a plain array. Otherwise dof * nx * ny * nz must be the block's length.
+struct Grid {
+  std::int64_t dof = 0, nx = 0, ny = 0, nz = 0;
+  bool empty() const { return dof == 0 && nx == 0 && ny == 0 && nz == 0; }
+  std::int64_t size() const { return dof * nx * ny * nz; }
+};
+
 /// A codec and its setting.
 struct CodecSpec {
   std::string name = "none";  ///< a registered codec (codec_list())
@@ -59,8 +69,11 @@ inline constexpr std::size_t kBlockHeaderBytes = 48;
 
 /// Appends the block of `values` to `out`, compressed by `spec` (checked as check_codec does,
 /// the option named "codec"), or raw where that is not smaller. Returns the block's bytes.
+/// `grid` lets zfp compress each component in as many dimensions as it has; the
+/// block records it (decoding needs nothing more). Throws Error(InvalidArgument) for a grid
+/// that is not empty and does not hold exactly values.size() values.
 std::size_t encode_block(const CodecSpec& spec, std::span<const double> values,
-                         std::vector<std::byte>& out);
+                         std::vector<std::byte>& out, const Grid& grid = {});
 
 /// What a block's header says.
 struct BlockHeader {

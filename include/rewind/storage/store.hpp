@@ -29,6 +29,7 @@ struct FieldView {
   std::span<const double> data;  ///< this rank's block
   std::int64_t offset = 0;       ///< global index of data[0]
   std::int64_t global_size = 0;  ///< length of the whole array over all ranks
+  Grid grid = {};                ///< this rank's block as a grid (a codec hint; none by default)
 };
 
 /// This rank's block of a distributed array, for reading into.
@@ -37,6 +38,7 @@ struct FieldSpan {
   std::span<double> data;
   std::int64_t offset = 0;
   std::int64_t global_size = 0;
+  Grid grid = {};  ///< as FieldView::grid
 };
 
 struct Scalar {

@@ -359,7 +359,8 @@ struct DurableLog::Impl {
     storage::Store& store = disk();
     const Key key{step, Kind::Restart, adjoint ? adjoint_id_ : state_id_};
     std::vector<storage::FieldView> views;
-    for (const Field& f : fields) views.push_back({f.name, f.data, f.offset, f.global_size});
+    for (const Field& f : fields)
+      views.push_back({f.name, f.data, f.offset, f.global_size, f.grid});
     store.put(key, storage::CheckpointView{views, {}});
     store.flush();
     ManifestEntry e;
