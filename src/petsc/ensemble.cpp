@@ -36,9 +36,10 @@ struct Settings {
   PetscInt max_cps_disk = -1;
   std::string dirname = ".";
   PetscBool async = PETSC_TRUE;
-  PetscReal failure_wait = 30;     ///< EnsembleConfig::failure_wait_seconds
-  PetscBool resume = PETSC_FALSE;  ///< EnsembleConfig::resume (enabled and resume)
-  std::string compress = "none";   ///< the groups' RAM stores' codec (StoreConfig::codec)
+  PetscReal failure_wait = 30;           ///< EnsembleConfig::failure_wait_seconds
+  PetscBool resume = PETSC_FALSE;        ///< EnsembleConfig::resume (enabled and resume)
+  std::string compress = "none";         ///< the groups' stores' codec (StoreConfig::codec)
+  PetscBool compress_disk = PETSC_TRUE;  ///< ... for their disk checkpoints too
 };
 
 }  // namespace
@@ -98,7 +99,8 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
         {"-rewind_ensemble_async", setting_hash(s.async)},
         {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)},
         {"-rewind_ensemble_resume", setting_hash(s.resume)},
-        {"-rewind_ensemble_compress", setting_hash(s.compress)}};
+        {"-rewind_ensemble_compress", setting_hash(s.compress)},
+        {"-rewind_ensemble_compress_disk", setting_hash(s.compress_disk)}};
     PetscCallCXX(rwd::comm::agree_settings(comm, settings));
   }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -127,6 +129,7 @@ void make_runner(RewindEnsemble e) {
   sc.ram = e->settings.max_cps_ram < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_ram;
   sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
   sc.store.codec.name = e->settings.compress;
+  sc.compress_disk = e->settings.compress_disk == PETSC_TRUE;
   e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,
                                                     e->output_size, e->gradient_size, sc);
   e->runner->estimates = &e->estimates;
@@ -199,10 +202,17 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                              "run's (the same command again)",
                              "RewindEnsembleSetFromOptions", s.resume, &s.resume, NULL));
   PetscCall(PetscOptionsString("-rewind_ensemble_compress",
-                               "Compress the RAM checkpoints of every group's tapes: none, zstd or "
-                               "blosc (lossless)",
+                               "Compress the checkpoints of every group's tapes: none, zstd or "
+                               "blosc (lossless); disk checkpoints too, on the I/O thread, unless "
+                               "-rewind_ensemble_compress_disk 0",
                                "RewindEnsembleSetFromOptions", compress, compress, sizeof compress,
                                NULL));
+  PetscCall(PetscOptionsBool("-rewind_ensemble_compress_disk",
+                             "With -rewind_ensemble_compress: compress the groups' disk "
+                             "checkpoints (spilled tapes) too (fewer bytes moved; the file keeps "
+                             "room for the values)",
+                             "RewindEnsembleSetFromOptions", s.compress_disk, &s.compress_disk,
+                             NULL));
   PetscOptionsEnd();
   s.assign = assign;
   s.claim = claim;
@@ -458,6 +468,16 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
         (long long)c.uncompressed_bytes_written,
         (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
         c.compress_seconds, c.decompress_seconds));
+    const rwd::engine::CodecStats d = e->runner->stores().disk_codec_stats();
+    if (d.uncompressed_bytes > 0) {
+      PetscCall(PetscViewerASCIIPrintf(
+          viewer,
+          "  group disk checkpoints compressed by %s (-rewind_ensemble_compress_disk): %lld bytes "
+          "written for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f "
+          "s, %.4f s of it on the I/O thread\n",
+          d.codec.c_str(), (long long)d.stored_bytes, (long long)d.uncompressed_bytes, d.ratio(),
+          d.compress_seconds, d.decompress_seconds, d.io_thread_seconds));
+    }
   }
   if (r.resumed_generation > 0) {
     int outputs = 0, gradients = 0;

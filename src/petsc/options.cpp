@@ -273,10 +273,11 @@ PetscErrorCode read_compress_options(Options& o, Texts& t, detail::OptionItems P
   PetscCall(PetscStrncpy(t.compress, o.compress.c_str(), sizeof t.compress));
   std::string codecs;
   for (const auto& c : storage::codec_list()) codecs += (codecs.empty() ? "" : ", ") + c.name;
-  const std::string compress_help = "Compress RAM checkpoints: " + codecs +
-                                    " (zstd and blosc keep every bit; zfp, lossy, restores "
-                                    "states within -ts_trajectory_rewind_compress_tolerance and "
-                                    "keeps stage values exact)";
+  const std::string compress_help =
+      "Compress checkpoints: " + codecs +
+      " (zstd and blosc keep every bit, and compress disk checkpoints too unless "
+      "-ts_trajectory_rewind_compress_disk 0; zfp, lossy, RAM checkpoints only, restores states "
+      "within -ts_trajectory_rewind_compress_tolerance and keeps stage values exact)";
   PetscCall(PetscOptionsString("-ts_trajectory_rewind_compress", compress_help.c_str(),
                                "TSTrajectoryRewindSetCompress", t.compress, t.compress,
                                sizeof t.compress, &t.compress_set));

@@ -500,6 +500,8 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->ram_checkpoints_planned = (PetscInt)s.ram_codec.restart_slots;
   out->ram_checkpoints_uncompressed = (PetscInt)s.ram_codec.uncompressed_restart_slots;
   out->moved_to_disk = (PetscInt)s.ram_codec.moved_to_disk;
+  out->disk_stored_bytes = (PetscReal)r.disk_codec.stored_bytes;
+  out->disk_uncompressed_bytes = (PetscReal)r.disk_codec.uncompressed_bytes;
   PetscFunctionReturn(0);
 }
 

@@ -243,6 +243,11 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
         d.codec.c_str(), mib((double)d.stored_bytes).c_str(),
         mib((double)d.uncompressed_bytes).c_str(), d.ratio(), d.compress_seconds,
         d.decompress_seconds, d.io_thread_seconds));
+  } else if (r.codec != "none" && s.disk.writes > 0) {
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    disk checkpoints not compressed (a lossy codec compresses RAM checkpoints only, a "
+        "lossless one disk checkpoints too unless -ts_trajectory_rewind_compress_disk 0)\n"));
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "    disk I/O: %s\n", r.io_mode.c_str()));
   if (!r.kept_file.empty()) {

@@ -97,7 +97,7 @@ JobResult run_coded_job(const IoJob& job) {
       r.checksums[s] = checksum(std::span<const double>(values_of(job.segments[s])));
     } catch (const Error& e) {
       if (r.decode_error.empty()) {
-        r.decode_error = "segment " + std::to_string(s) + ": " + e.what();
+        r.decode_error = e.what();
         r.failed_segment = s;
       }
     }

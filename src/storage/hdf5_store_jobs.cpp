@@ -164,9 +164,10 @@ std::optional<Error> Hdf5Store::Impl::account_read(const Key& key, const Entry& 
   return Error(ErrorCode::Corrupt,
                detail::where(kHdf5Store, "get", key, rank) + ": checkpoint " + located(key) +
                    " in '" + partial_path + "' is corrupt: field '" + field.name + "', rank " +
-                   std::to_string(rank) + "'s compressed block [" + std::to_string(field.offset) +
-                   ", " + std::to_string(field.offset + field.size) + ") does not decompress (" +
-                   r.decode_error + "); the file was modified or the storage returned bad data");
+                   std::to_string(rank) + "'s compressed block of values [" +
+                   std::to_string(field.offset) + ", " + std::to_string(field.offset + field.size) +
+                   ") does not decompress (" + r.decode_error +
+                   "); the file was modified or the storage returned bad data");
 }
 
 void Hdf5Store::Impl::keep_sync_failure(const detail::JobResult& r) {

@@ -21,7 +21,9 @@
 ///                                      when it resumes), adjoint (the adjoint state the reverse
 ///                                      reached)
 ///   block <rank> <i> <byte offset> <count> <checksum hex> [<stored bytes>]   its blocks, after it
-///                                        (stored bytes: a compressed block of that size)
+///                                        (stored bytes, version 3 only: a compressed block of
+///                                        that size; the first line says version 3 when any
+///                                        block is compressed, 2 otherwise)
 ///   end <checksum hex>
 ///
 /// States are listed by increasing step, then at most one final state, then the states reached,

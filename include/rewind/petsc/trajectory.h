@@ -36,12 +36,15 @@
                                              the steps it reverses (default 10; 0: never)
      -ts_trajectory_rewind_fsal_restart <bool>  restart first-same-as-last methods from the
                                              solution where that gives the same bits
-     -ts_trajectory_rewind_compress <codec>  compress RAM checkpoints: none, zstd or blosc
-                                             (lossless), or zfp (lossy: solution checkpoints
-                                             within an absolute tolerance, stages exact)
+     -ts_trajectory_rewind_compress <codec>  compress checkpoints: none, zstd or blosc
+                                             (lossless; disk checkpoints too), or zfp (lossy,
+                                             RAM only: solution checkpoints within an
+                                             absolute tolerance, stages exact)
      -ts_trajectory_rewind_compress_tolerance <e>  zfp: the largest error of a restored value
      -ts_trajectory_rewind_compress_precision <bits>  zfp-precision: bits kept
      -ts_trajectory_rewind_compress_lossy_pullbacks <bool>  zfp: stages lossy too
+     -ts_trajectory_rewind_compress_disk <bool>  lossless codecs: disk checkpoints too
+                                             (default true)
      -ts_trajectory_rewind_compress_ratio <r>  plan the RAM budget with checkpoints of 1/r
                                              their size (default 1: as if uncompressed; 0:
                                              measured on the initial state)
@@ -94,8 +97,9 @@ PetscErrorCode TSTrajectoryRewindSetResume(TSTrajectory, PetscBool resume, Petsc
    more than `multiple` times the steps it reverses, naming the RAM budget that would not (default
    10; 0: never warn). */
 PetscErrorCode TSTrajectoryRewindSetRecomputeWarning(TSTrajectory, PetscReal multiple);
-/* -ts_trajectory_rewind_compress and -ts_trajectory_rewind_compress_tolerance: RAM checkpoints
-   compressed by a lossless codec ("none", "zstd", "blosc"), which keeps every gradient bit, or by
+/* -ts_trajectory_rewind_compress and -ts_trajectory_rewind_compress_tolerance: checkpoints
+   compressed by a lossless codec ("none", "zstd", "blosc"; RAM and, unless
+   TSTrajectoryRewindSetCompressDisk says no, disk), which keeps every gradient bit, or by
    "zfp", lossy: a restored solution is within `tolerance` (an absolute error, > 0) of the one
    stored, stage values keep their bits, and the gradient is then close to store-all's, not equal
    (docs/runtime.md, "Lossy checkpoints", gives measured errors). An unknown codec or a bad
@@ -170,6 +174,10 @@ typedef struct {
      disk. */
   PetscReal ram_stored_bytes, ram_uncompressed_bytes, compress_ratio;
   PetscInt ram_checkpoints_planned, ram_checkpoints_uncompressed, moved_to_disk;
+  /* Compressed disk checkpoints (-ts_trajectory_rewind_compress_disk): the bytes written to the
+     file on this rank and what they held before compression (0 and 0 when disk checkpoints are
+     not compressed); durable states of a resumable run included. */
+  PetscReal disk_stored_bytes, disk_uncompressed_bytes;
 } TSTrajectoryRewindStats;
 PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
 

@@ -13,6 +13,9 @@ namespace rwd::engine::detail {
 
 // Version 2: block checksums are XXH3-64 (the HDF5 store's, format 5); version 1 had rwd64.
 inline constexpr std::string_view kMagic = "rewind resume manifest 2";
+/// A manifest with compressed blocks (a 7th value on their lines): version 3, so that a rewind
+/// that reads version 2 only refuses it by its version rather than as damaged.
+inline constexpr std::string_view kMagicCompressed = "rewind resume manifest 3";
 // Bounds a manifest never exceeds, so that a damaged one cannot ask for absurd allocations.
 inline constexpr std::int64_t kMaxRanks = 1 << 20;
 inline constexpr std::int64_t kMaxFields = 1 << 12;

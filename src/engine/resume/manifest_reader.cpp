@@ -134,6 +134,7 @@ class Parser {
 
  private:
   static constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  bool compressed_ = false;  // version 3: block lines may give a compressed block's bytes
 
   void header() {
     if (!in_.next() || in_.size() != 4 || in_.word(0) != "rewind" || in_.word(1) != "resume" ||
@@ -145,8 +146,11 @@ class Parser {
           "written by an older rewind (manifest version 1, block checksums rwd64); this rewind "
           "reads version 2 (XXH3-64) only");
     }
-    if (in_.word(3) != "2")
-      in_.fail("manifest version '" + std::string(in_.word(3)) + "'; this rewind reads version 2");
+    if (in_.word(3) != "2" && in_.word(3) != "3") {
+      in_.fail("manifest version '" + std::string(in_.word(3)) +
+               "'; this rewind reads versions 2 and 3 (3: with compressed blocks)");
+    }
+    compressed_ = in_.word(3) == "3";
     // The header, in this order.
     const char* keys[] = {"identity", "label", "ranks", "steps", "interval", "generation"};
     for (const char* key : keys) {
@@ -285,7 +289,7 @@ class Parser {
   }
 
   void block() {
-    if (in_.size() != 7) in_.expect(6);  // a 7th value: the bytes of a compressed block
+    if (!compressed_ || in_.size() != 7) in_.expect(6);  // version 3: a compressed block's bytes
     if (!entry_) in_.fail("a block outside an entry");
     const auto r = static_cast<std::size_t>(in_.integer(1, 0, m_.ranks - 1));
     const auto f =

@@ -35,7 +35,17 @@ void append_entry(std::string& out, const char* kind, const ManifestEntry& e) {
 }  // namespace
 
 std::string to_text(const Manifest& m) {
-  std::string out(detail::kMagic);
+  bool compressed = false;
+  const auto any_stored = [&](const ManifestEntry& e) {
+    for (const auto& rank : e.blocks) {
+      for (const storage::SealedBlock& b : rank) compressed = compressed || b.stored > 0;
+    }
+  };
+  for (const ManifestEntry& e : m.states) any_stored(e);
+  for (const ManifestEntry& e : m.reached) any_stored(e);
+  if (m.final_state) any_stored(*m.final_state);
+  if (m.reverse) any_stored(*m.reverse);
+  std::string out(compressed ? detail::kMagicCompressed : detail::kMagic);
   out += "\nidentity " + hex_of(m.identity) + "\nlabel " + hex_of(m.label) + "\nranks " +
          std::to_string(m.ranks) + "\nsteps " + std::to_string(m.steps) + "\ninterval " +
          std::to_string(m.interval) + "\ngeneration " + std::to_string(m.generation) + "\n";
