@@ -79,7 +79,8 @@ struct StoreStats {
   double write_seconds = 0.0;   ///< caller time inside put()
   double read_seconds = 0.0;    ///< caller time inside get()
   /// Disk stores: time spent moving bytes to and from the file (pwrite, pread, fsync and the
-  /// checksums computed on the way), on whichever thread moved them.
+  /// checksums computed on the way; with a codec, compressing and decompressing them too), on
+  /// whichever thread moved them.
   double io_seconds = 0.0;
   /// Caller time blocked on the store's background I/O: waiting for room in the staging pool,
   /// for the pending write of a checkpoint it reads or erases, for a prefetch not yet finished,
