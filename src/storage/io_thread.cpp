@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <csignal>
 #include <ctime>
+#include <exception>
 #include <optional>
 
 #include "checksum.hpp"
@@ -75,7 +76,18 @@ int move_all(Call call, std::byte* memory, std::size_t bytes, std::int64_t offse
 JobResult run_job(const IoJob& job) {
   const bool coded =
       job.kind == IoJob::Kind::Write ? job.codec.name != "none" : job.stored != nullptr;
-  return coded && job.kind != IoJob::Kind::Sync ? run_coded_job(job) : run_raw_job(job);
+  if (!coded || job.kind == IoJob::Kind::Sync) return run_raw_job(job);
+  // A job must not throw (the I/O thread has no caller to throw to): codec buffers that cannot
+  // be had fail the job, as a failed pwrite or pread does.
+  try {
+    return run_coded_job(job);
+  } catch (const std::exception&) {
+    JobResult r;
+    r.started = r.finished = SteadyClock::now();
+    r.error = ENOMEM;
+    r.failed_call = job.kind == IoJob::Kind::Write ? "compressing" : "decompressing";
+    return r;
+  }
 }
 
 JobResult run_raw_job(const IoJob& job) {
