@@ -8,19 +8,24 @@
 # redone), and that the directory is left empty. With "refusals", checks what a killed run's
 # files are not used for, and the settings a resumable run refuses.
 # Usage: kill_resume.sh (kills|refusals) WORKDIR RANKS STEPS INTERVAL LIB PROGRAM [args...]
+#        [--rewind rewind-only args...]   (given to the rewind runs only: PETSc's store-all run
+#        would report them unused on stdout)
 # STEPS is given as -ts_max_steps: the step count with a fixed step, the most steps with adaptive
 # ones (the run learns its count at the end; the kill points follow the count it took).
 set -euo pipefail
 mode=$1 work=$2 np=$3 steps=$4 interval=$5 lib=$6 exe=$7
 shift 7
-args=("$@" -ts_max_steps "$steps")
+args=() rewind_only=()
+while [ $# -gt 0 ] && [ "$1" != --rewind ]; do args+=("$1"); shift; done
+if [ $# -gt 0 ]; then shift; rewind_only=("$@"); fi
+args+=(-ts_max_steps "$steps")
 mpiexec=${MPIEXEC:-mpirun}
 outputs=(-ts_adjoint_view_solution binary:lambda.bin -ts_view_solution binary:solution.bin
          -viewer_binary_skip_info)
 resumable=(-dll_append "$lib" -ts_trajectory_type rewind -ts_trajectory_dirname ckpt
            -ts_trajectory_max_cps_ram 3 -ts_trajectory_max_cps_disk 30
            -ts_trajectory_rewind_resume_interval "$interval" -ts_trajectory_view ascii:view.txt
-           -ts_trajectory_rewind_resume)
+           -ts_trajectory_rewind_resume ${rewind_only[@]+"${rewind_only[@]}"})
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 rm -rf "$work"
