@@ -92,7 +92,10 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
     if (f.data.empty()) continue;
     block.clear();
     std::size_t bytes = storage::encode_block(stores->store.codec, f.data, block);
-    if (exact_too) bytes = std::max(bytes, storage::encode_block({"zstd", 0.0, 0}, f.data, block));
+    if (exact_too) {
+      bytes = std::max(bytes, storage::encode_block(storage::codec_for(stores->store.codec, true),
+                                                    f.data, block));
+    }
     stored += static_cast<std::int64_t>(bytes);
     raw += static_cast<std::int64_t>(f.data.size_bytes());
   }

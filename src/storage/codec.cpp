@@ -123,6 +123,10 @@ bool codec_is_lossy(std::string_view name) {
   return e != nullptr && !e->info.lossless;
 }
 
+CodecSpec codec_for(const CodecSpec& codec, bool exact) {
+  return exact && codec_is_lossy(codec.name) ? CodecSpec{"zstd", 0.0, 0} : codec;
+}
+
 void check_codec(const CodecSpec& spec, const std::string& option,
                  const std::string& tolerance_option, const std::string& precision_option) {
   // The setting that sets the tolerance or the precision, where the caller names it.

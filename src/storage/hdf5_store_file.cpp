@@ -152,7 +152,6 @@ void Hdf5Store::Impl::agree_settings(const StoreConfig& config) {
     throw;
   }
   codec = config.codec;
-  lossy = codec_is_lossy(codec.name);
 }
 
 void Hdf5Store::Impl::name_file(const StoreConfig& config) {

@@ -103,8 +103,7 @@ struct Hdf5Store::Impl {
   bool keep = false;
   bool async = true;
   std::int64_t inline_io_bytes = 0;
-  CodecSpec codec;     ///< StoreConfig::codec, agreed ("none": the values as they are)
-  bool lossy = false;  ///< the codec is lossy
+  CodecSpec codec;  ///< StoreConfig::codec, agreed ("none": the values as they are)
   detail::Hid file;
   int fd = -1;
   detail::FileRoom room;

@@ -133,7 +133,7 @@ void Hdf5Store::Impl::add_codec(IoJob& job, const Entry& e) const {
   if (!e.stored) return;
   job.stored = e.stored;
   if (job.kind == IoJob::Kind::Write) {
-    job.codec = e.exact && lossy ? CodecSpec{"zstd", 0.0, 0} : codec;
+    job.codec = codec_for(codec, e.exact);
     job.grids = e.grids;
   }
 }

@@ -41,7 +41,6 @@ RamStore::RamStore(const StoreConfig& config) {
   check_codec(config.codec, "ram store codec");
   if (config.codec.name != "none") {
     codec_ = config.codec;
-    lossy_ = codec_is_lossy(codec_.name);
     return;  // blocks as large as they compress to: nothing to preallocate
   }
   if (config.slot_doubles > 0) {
@@ -100,7 +99,7 @@ void RamStore::put(const Key& key, const CheckpointView& checkpoint) {
     // One block of the fields back to back or, for a lossy codec and fields with grids, one
     // block a field, each compressed in its dimensions.
     const auto tc = SteadyClock::now();
-    const CodecSpec& spec = checkpoint.exact && lossy_ ? exact_codec_ : codec_;
+    const CodecSpec spec = codec_for(codec_, checkpoint.exact);
     entry->per_field = codec_is_lossy(spec.name) &&
                        std::any_of(checkpoint.fields.begin(), checkpoint.fields.end(),
                                    [](const FieldView& f) { return !f.grid.empty(); });

@@ -66,9 +66,7 @@ class RamStore final : public Store {
 
   int rank_ = -1;
   CodecSpec codec_;
-  bool lossy_ = false;                     // codec_ is lossy
-  CodecSpec exact_codec_{"zstd", 0.0, 0};  // for CheckpointView::exact under a lossy codec_
-  std::vector<double> scratch_;            // with a codec: a checkpoint's fields back to back
+  std::vector<double> scratch_;  // with a codec: a checkpoint's fields back to back
   std::vector<Slot> slots_;
   /// Unused slots, ordered by capacity (doubles) -> slot index: best fit is a lower_bound, the
   /// largest is the last.

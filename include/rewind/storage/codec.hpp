@@ -57,6 +57,11 @@ const std::vector<CodecInfo>& codec_list();
 /// Whether `name` is a registered lossy codec (false for a lossless or an unknown one).
 bool codec_is_lossy(std::string_view name);
 
+/// The codec a store compresses a checkpoint with: `codec`, or zstd for a checkpoint put with
+/// CheckpointView::exact (its bits kept) when `codec` is lossy. The one rule every store and the
+/// planner's measured ratio follow.
+CodecSpec codec_for(const CodecSpec& codec, bool exact);
+
 /// Throws Error(InvalidArgument) naming `option`: an unknown codec (the message lists the
 /// names), a tolerance that is negative or not finite, zfp without a tolerance > 0,
 /// zfp-precision without a precision in 1..64, or a setting the codec does not take. The
