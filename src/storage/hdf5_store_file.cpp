@@ -64,17 +64,12 @@ constexpr const char* kChecksum =
     "the values it decompresses to where rank_stored_bytes says it is compressed (the compressed "
     "block's header holds an XXH3-64 of its own bytes) (formats 1 to 4 had rwd64)";
 
-// The codec and its settings as one number, alike on ranks that pass the same (FNV-1a).
+// The codec and its settings as one number, alike on ranks that pass the same.
 std::int64_t codec_hash(const CodecSpec& spec) {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto mix = [&h](const void* data, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
-    }
-  };
-  mix(spec.name.data(), spec.name.size());
-  mix(&spec.tolerance, sizeof spec.tolerance);
-  mix(&spec.precision, sizeof spec.precision);
+  using comm::setting_hash;
+  std::uint64_t h = setting_hash(spec.name);
+  h = setting_hash(&spec.tolerance, sizeof spec.tolerance, h);
+  h = setting_hash(&spec.precision, sizeof spec.precision, h);
   return static_cast<std::int64_t>(h >> 2);  // >= 0: its negation is exact
 }
 
