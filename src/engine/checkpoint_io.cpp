@@ -14,16 +14,12 @@
 
 namespace rwd::engine::detail {
 
-namespace {
-
 std::vector<storage::FieldView> views(const std::vector<Field>& fields) {
   std::vector<storage::FieldView> out;
   out.reserve(fields.size());
   for (const auto& f : fields) out.push_back({f.name, f.data, f.offset, f.global_size, f.grid});
   return out;
 }
-
-}  // namespace
 
 std::vector<FieldShape> shapes_of(const std::vector<Field>& fields) {
   std::vector<FieldShape> out;
@@ -76,15 +72,18 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
     std::vector<FieldShape> shapes = shapes_of(fields);
     for (const FieldShape& sh : shapes) like.push_back(&sh);
     const std::vector<Field> data = scratch_fields(like);
-    source_(k, data);
+    if (!source_(k, data)) untaped_.insert({k, level});
     Source source = std::move(source_);
     copying_ = true;  // a tape's data, whose origin is not known here: counted as lossy
     copy_exact_ = false;
+    from_tape_ = true;
     put(k, level, where, data, std::move(variables));
-    copying_ = false;
+    from_tape_ = copying_ = false;
     source_ = std::move(source);
     return;
   }
+  dropped_.erase({k, level});          // held again
+  if (anchor_ == k) release_anchor();  // the schedule stores x_0 itself after all
   // Under a lossy codec only restart states may lose bits (and pullback data when the stores
   // allow it): a final state, and pullback data by default, are kept exactly.
   const bool exact =
@@ -105,105 +104,6 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   const bool stored_exact = !lossy && (copying_ ? copy_exact_ : working_exact_);
   record_.stored(k, level, {where, raw, std::move(variables), stored_exact});
   if (metered) keep_to_budget(k, level, stores_->ram().stats().bytes_written - before, raw);
-}
-
-namespace {
-
-// What a checkpoint key is, in the front end's words ("step 45's stages" in PETSc).
-std::string described(const Key& k, const std::string& pullback_data) {
-  const std::string step = std::to_string(k.step);
-  switch (k.kind) {
-    case Kind::Pullback:
-      return "step " + step + "'s " + pullback_data;
-    case Kind::Final:
-      return "the final state x_" + step;
-    default:
-      return "the state x_" + step;
-  }
-}
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", v);
-  return text;
-}
-
-}  // namespace
-
-void CheckpointIo::keep_to_budget(const Key& k, Level level, std::int64_t bytes, std::int64_t raw) {
-  ram_stored_[{k, level}] = bytes;
-  ram_stored_bytes_ += bytes;
-  ram_put_stored_ += bytes;
-  ram_put_raw_ += raw;
-  const MPI_Comm comm = stores_->comm();
-  const int rank = comm::comm_rank(comm);
-  // The highest rank over the budget, plus one (0: none).
-  int over = static_cast<double>(ram_stored_bytes_) > plan_->compressed_budget ? rank + 1 : 0;
-  comm::mpi_check(MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm),
-                  "MPI_Allreduce (compressed RAM budget)");
-  if (over == 0) {
-    ram_stored_peak_ = std::max(ram_stored_peak_, ram_stored_bytes_);
-    return;
-  }
-  // Disk room, in the recording's own disk budget and in the stores': beyond what the schedule
-  // itself may hold there and what was moved there already.
-  const StoresConfig& sc = stores_->config();
-  const std::int64_t own = plan_->params.disk;
-  const std::int64_t free = sc.disk == 0 ? 0 : stores_->available(id_).disk;
-  const std::int64_t used = (plan_->disk_peak ? *plan_->disk_peak : own) + spilled();
-  const auto room = [used](std::int64_t cap) {
-    return cap == schedule::kUnlimited || cap - used > 0;
-  };
-  if (own != 0 && sc.disk != 0 && !sc.store.directory.empty() && room(own) && room(free)) {
-    move_to_disk(k, level);
-    ++over_budget_moves_;
-    return;
-  }
-  // The over rank's numbers, for the same message on every rank.
-  std::int64_t said[4] = {ram_stored_bytes_, bytes, ram_put_raw_, ram_put_stored_};
-  comm::mpi_check(MPI_Bcast(said, 4, MPI_INT64_T, over - 1, comm),
-                  "MPI_Bcast (compressed RAM budget)");
-  const std::string disk =
-      own == 0 ? "there is no disk budget to move it to"
-               : "the disk budget has no room left to move it to (what the schedule puts there "
-                 "and " +
-                     std::to_string(spilled()) + " checkpoints moved before)";
-  throw Error(ErrorCode::InvalidArgument,
-              "compressed RAM checkpoints take more than their budget: on rank " +
-                  std::to_string(over - 1) + " they would take " + std::to_string(said[0]) +
-                  " bytes with " + described(k, plan_->pullback_data) + " (" +
-                  std::to_string(said[1]) + " bytes), over the budget of " +
-                  std::to_string(static_cast<long long>(plan_->compressed_budget)) +
-                  " bytes planned with a compression ratio of " +
-                  number(plan_->sizes.compress_ratio) + " (" + plan_->sizes.compress_source +
-                  "), where that rank's checkpoints so far compressed " +
-                  number(static_cast<double>(said[2]) /
-                         static_cast<double>(std::max<std::int64_t>(said[3], 1))) +
-                  " to 1 on average; " + disk + ". " + plan_->over_budget_advice);
-}
-
-void CheckpointIo::move_to_disk(const Key& k, Level level) {
-  const auto* entry = record_.find(k, level);
-  std::vector<const FieldShape*> like;
-  if (k.kind == Kind::Pullback) {
-    for (const FieldShape& sh : pullback_) like.push_back(&sh);
-  } else {
-    for (std::size_t v : entry->variables) like.push_back(&state_.at(v));
-  }
-  const std::vector<Field> copy = scratch_fields(like);
-  stores_->ram().get(k, {copy, {}});
-  record_.read(*entry);
-  stores_->disk().put(k, {views(copy), {}});
-  stores_->ram().erase(k);
-  left_ram(k, level);
-  record_.relocate(k, level, Level::Disk);
-}
-
-void CheckpointIo::left_ram(const Key& k, Level level) {
-  const auto it = ram_stored_.find({k, level});
-  if (it == ram_stored_.end()) return;
-  ram_stored_bytes_ -= it->second;
-  ram_stored_.erase(it);
 }
 
 void CheckpointIo::get(const Key& k, Level level, const std::vector<Field>& fields,
@@ -304,6 +204,8 @@ Claim CheckpointIo::held(const CheckpointSizes& sizes) const {
       ++c.disk;
     }
   }
+  // Compressed, they take at most the budget on every rank (keep_to_budget agreed on it).
+  if (plan_->compressed_budget > 0) c.ram_bytes = std::min(c.ram_bytes, plan_->compressed_budget);
   c.ram = claimed_slots(*plan_, c.ram, c.ram_bytes);
   return c;
 }

@@ -8,8 +8,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rewind/engine/plan.hpp"
@@ -37,6 +39,7 @@ std::vector<FieldShape> shapes_of(const std::vector<Field>& fields);
 /// Fields of `all` at the indices `which`, in that order.
 std::vector<Field> select(const std::vector<Field>& all, const std::vector<std::size_t>& which);
 std::int64_t bytes_of(const std::vector<Field>& fields);
+std::vector<storage::FieldView> views(const std::vector<Field>& fields);
 
 class CheckpointIo {
  public:
@@ -71,8 +74,9 @@ class CheckpointIo {
   void prefetch(const Key& k);
   /// Where put() takes a checkpoint's data while a recording is made again from a durable tape
   /// (Recording::from_durable): `source(key, out)` fills `out` (shaped like the fields put()
-  /// was given) with the tape's data of that key. Empty: the fields given (the usual case).
-  using Source = std::function<void(const Key&, const std::vector<Field>& out)>;
+  /// was given) with the tape's data of that key and says whether the tape holds it (false:
+  /// `out` is left as it is). Empty: the fields given (the usual case).
+  using Source = std::function<bool(const Key&, const std::vector<Field>& out)>;
   /// The working state was restored from a checkpoint that holds the first sweep's bits (or
   /// not): what is stored from it afterwards inherits that (Entry::exact), and the replay check
   /// asks for the first sweep's bits only of what descends from exact data.
@@ -98,6 +102,33 @@ class CheckpointIo {
   std::int64_t ram_stored_peak() const { return ram_stored_peak_; }
   std::int64_t over_budget_moves() const { return over_budget_moves_; }
 
+  /// Checkpoints dropped because they did not fit the compressed budget and the plan has no
+  /// disk (compressed_budget.cpp): the schedule still counts them held at `level`. Restoring
+  /// one recomputes it from the last restart checkpoint before it; freeing one forgets it.
+  bool dropped(const Key& k, Level level) const;
+  bool dropped_anywhere(const Key& k) const;
+  void forget_dropped(const Key& k);
+  std::int64_t dropped_count() const { return dropped_count_; }
+  /// The ratio RAM checkpoints reached so far (bytes given over bytes stored), the smallest of
+  /// any rank's (a rank that stored none takes no part; +inf: none did). Collective.
+  double measured_ratio() const;
+  /// At the end of an import from a durable tape: what the replay holds that the tape does not
+  /// was dropped by the run that made the tape, and is dropped here too.
+  void drop_untaped();
+  /// A plan that counts on compression and has no disk, whose schedule keeps no restart
+  /// checkpoint of x_0: x_0 is stored anyway (`k`, in RAM, in the budget), for what is dropped
+  /// to be recomputed from, and erased by release_anchor() when the reverse ends. The schedule
+  /// never names it.
+  void set_anchor(const Key& k) { anchor_ = k; }
+  void release_anchor();
+  /// A thinned recording plans again: what the old plan dropped is forgotten, and its anchor
+  /// (kept as the first restart checkpoint) is the new plan's.
+  void forget_drops();
+  /// Test hook, process-wide: from now on every `n`-th RAM put measured against a compressed
+  /// budget counts as over it, as a checkpoint that compressed worse would (0: none). A test
+  /// sets it alike on every rank.
+  static void count_as_over_budget_every(std::int64_t n);
+
  private:
   storage::Store& store(Level where);
   // Checkpoint `k`, just put in RAM for `level` and taking `bytes` there, against the compressed
@@ -105,6 +136,13 @@ class CheckpointIo {
   // an error on every rank when the disk has no room either. Collective.
   // `raw`: its bytes before compression.
   void keep_to_budget(const Key& k, Level level, std::int64_t bytes, std::int64_t raw);
+  // A RAM checkpoint that can be dropped to make room for `k` (just put at `level`): `k` itself
+  // if an earlier restart checkpoint is held to recompute it from, else the latest such one.
+  // None: nothing can be (the first restart checkpoint and final states cannot).
+  std::optional<std::pair<Key, Level>> droppable(const Key& k, Level level) const;
+  void drop(const Key& k, Level level);
+  [[noreturn]] void throw_over_budget(const Key& k, std::int64_t bytes, int over_rank);
+  [[noreturn]] void broken_tape(const Key& k) const;
   // Moves RAM checkpoint `k` (placed at `level`) to the disk store. Collective (the disk put).
   void move_to_disk(const Key& k, Level level);
   // Forgets what RAM checkpoint `k` (placed at `level`) took, when it leaves the RAM store.
@@ -120,6 +158,7 @@ class CheckpointIo {
   record::CheckpointRecord record_;
   Source source_;
   bool copying_ = false;       // copy() puts what it read from a store, never from the source
+  bool from_tape_ = false;     // put() stores a durable tape's data
   bool copy_exact_ = false;    // copy(): what it read holds the first sweep's bits (Entry::exact)
   bool working_exact_ = true;  // the stepper's working state descends from exact data only
   std::set<Key> prefetched_;
@@ -128,6 +167,10 @@ class CheckpointIo {
   std::map<std::pair<Key, Level>, std::int64_t> ram_stored_;  // with Plan::compressed_budget
   std::int64_t ram_stored_bytes_ = 0, ram_stored_peak_ = 0, over_budget_moves_ = 0;
   std::int64_t ram_put_raw_ = 0, ram_put_stored_ = 0;  // every RAM put's bytes, before and after
+  std::set<std::pair<Key, Level>> dropped_;  // over the compressed budget, still in the plan
+  std::set<std::pair<Key, Level>> untaped_;  // put from a durable tape that does not hold them
+  std::int64_t dropped_count_ = 0;
+  std::optional<Key> anchor_;
 };
 
 }  // namespace rwd::engine::detail

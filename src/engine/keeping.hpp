@@ -25,6 +25,16 @@ std::optional<std::pair<Key, Level>> last_restart(const CheckpointIo& io, Step s
 std::optional<std::pair<Key, Level>> last_held_state(const CheckpointIo& io, Step steps,
                                                      bool holds_next);
 
+/// A state the recording can restore: x_step, from restart checkpoint `key` or, with
+/// pullback_holds_next, from `key`, step (step-1)'s pullback data; at `level`, its cheapest.
+struct HeldState {
+  Step step = 0;
+  Key key;
+  Level level = Level::None;
+};
+/// The latest state x_j, j <= m, the recording holds (a dropped checkpoint is recomputed from it).
+std::optional<HeldState> latest_state(const CheckpointIo& io, Step m, bool holds_next);
+
 /// What thinning kept.
 struct Thinned {
   Step base = 0;               ///< the restart checkpoint kept is x_base's

@@ -162,6 +162,7 @@ Claim Parking::thin(bool keep_final) {
                         : !work_lost && io->record().work_pullback() == steps - 1;
   const detail::Thinned t = detail::thin(*io, steps, tail, keep_final, sets.variables(),
                                          plan.schedule, plan.params.pullback_holds_next);
+  io->forget_drops();
   thinned = true;
   tail_kept = t.tail_kept;
   final_dropped = t.final_dropped;

@@ -118,6 +118,9 @@ RunStats Recording::reverse(std::span<const double> seed) {
 
 void Recording::park() {
   Impl& s = *impl_;
+  // What the tape's run dropped over a compressed budget (kept by the replay, which put zeros
+  // for it), dropped again before parking moves anything.
+  if (s.importing && s.phase == Phase::Recorded) s.io->drop_untaped();
   s.park();
   if (s.importing) {  // what it parked came from the tape: the recording is whole again
     s.io->set_source({});
@@ -168,10 +171,13 @@ std::unique_ptr<Recording> Recording::from_durable(Stepper& stepper, std::shared
   std::map<std::pair<Step, int>, const detail::TapeKey*> index;
   for (const detail::TapeKey& k : tape->keys) index[{k.step, static_cast<int>(k.kind)}] = &k;
   // A checkpoint the tape does not hold was freed before the tape was made: the replay frees it
-  // too, unread (its data are left zero).
+  // too, unread (its data are left zero), or it was dropped over a compressed budget, and
+  // park() drops it.
   s.io->set_source([tape, index](const storage::Key& k, const std::vector<Field>& out) {
     const auto it = index.find({k.step, static_cast<int>(k.kind)});
-    if (it != index.end()) storage::read_sealed_blocks(tape->file, it->second->blocks, out);
+    if (it == index.end()) return false;
+    storage::read_sealed_blocks(tape->file, it->second->blocks, out);
+    return true;
   });
   s.importing = true;
   s.import_steps = tape->steps;

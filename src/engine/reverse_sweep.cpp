@@ -1,5 +1,8 @@
 #include "reverse_sweep.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <variant>
 
 #include "rewind/error.hpp"
@@ -30,6 +33,10 @@ void ReverseSweep::begin_reverse() {
   }
   require_buffers("the reverse sweep");
   stores->collect();
+  // The first sweep dropped checkpoints its plan counted on: the reverse is planned again, with
+  // the ratio its checkpoints reached, from x_0 (what a plan that counts on compression without
+  // a disk always holds), instead of recomputing each dropped one where the old plan needs it.
+  if (!thinned && io->dropped_count() > 0) replan_measured();
   take_stepper();
   if (phase == Phase::Parked) {
     unpark();
@@ -76,8 +83,13 @@ void ReverseSweep::prepare_adjoint(Step i) {
   if (io->record().work_pullback() != i) {
     const Key k = key(i, Kind::Pullback);
     const auto level = io->record().cheapest(k);
-    if (!level) broken("reverses step " + std::to_string(i) + " without its pullback data");
-    io->get(k, *level, stepper().pullback());
+    if (level) {
+      io->get(k, *level, stepper().pullback());
+    } else if (io->dropped_anywhere(k)) {
+      recompute_dropped_pullback(i);
+    } else {
+      broken("reverses step " + std::to_string(i) + " without its pullback data");
+    }
   }
 }
 
@@ -93,6 +105,7 @@ void ReverseSweep::adjoint_done(Step i) {
     for (Level l : {Level::Ram, Level::Disk}) {
       if (io->record().find(k, l)) io->erase(k, l);
     }
+    io->forget_dropped(k);
     if (io->record().work_pullback() == i) io->record().set_work_pullback(std::nullopt);
   }
   adjoint_position = i;
@@ -106,6 +119,21 @@ Step ReverseSweep::next_adjoint() const {
   return adjoint_position.value_or(steps) - 1;
 }
 
+void ReverseSweep::replan_measured() {
+  const double measured = io->measured_ratio();
+  const double planned = measured * kCompressMargin;
+  char what[96];
+  std::snprintf(what, sizeof what, "measured over the first sweep (%.3g)", measured);
+  sizes.compress_ratio =
+      std::isfinite(planned) && planned >= kCompressMinRatio ? std::min(planned, 1000.0) : 1.0;
+  sizes.compress_source = what;
+  replanned_ratio = sizes.compress_ratio;
+  first_budget = plan.compressed_budget;
+  first_ratio = plan.sizes.compress_ratio;
+  first_source = plan.sizes.compress_source;
+  thin(true);
+}
+
 RunStats ReverseSweep::finish() {
   require_phase(Phase::Reversing, "finish()");
   if (next_adjoint() != -1) broken("finished before the adjoint of step 0");
@@ -114,6 +142,7 @@ RunStats ReverseSweep::finish() {
     if (std::holds_alternative<schedule::EndReverse>(a)) break;
     if (!transfer_action(a)) broken("acts after the last adjoint step");
   }
+  io->release_anchor();
   if (!io->record().empty()) {
     broken("left " + std::to_string(io->record().held().size()) +
            " checkpoints stored after EndReverse");
@@ -140,11 +169,15 @@ RunStats ReverseSweep::finish() {
                       disk.decompress_seconds - disk_codec_at_start.decompress_seconds,
                       disk.io_thread_seconds - disk_codec_at_start.io_thread_seconds};
   CodecStats& c = stats.ram_codec;
-  c.planned_ratio = plan.sizes.compress_ratio;
-  c.ratio_source = plan.sizes.compress_source;
-  c.budget_bytes = plan.compressed_budget;
+  const bool replanned = replanned_ratio > 0.0;  // the first plan's ratio, and the new plan's
+  c.planned_ratio = replanned ? first_ratio : plan.sizes.compress_ratio;
+  c.ratio_source = replanned ? first_source : plan.sizes.compress_source;
+  c.budget_bytes = replanned ? first_budget : plan.compressed_budget;
   c.peak_stored_bytes = io->ram_stored_peak();
   c.moved_to_disk = io->over_budget_moves();
+  c.dropped = io->dropped_count();
+  c.dropped_steps = dropped_steps;
+  c.replanned_ratio = replanned_ratio;
   c.restart_slots = plan.restart_slots;
   c.uncompressed_restart_slots =
       plan.compressed_budget > 0 ? plan.uncompressed_restart_slots : plan.restart_slots;
@@ -159,6 +192,8 @@ RunStats ReverseSweep::finish() {
 RunStats ReverseSweep::current_stats() const {
   RunStats out = stats;
   out.io_seconds = io->seconds();
+  out.ram_codec.dropped = io->dropped_count();
+  out.ram_codec.dropped_steps = dropped_steps;
   copy_check(check, out);
   out.ram = io->record().traffic(Level::Ram);
   out.disk = io->record().traffic(Level::Disk);

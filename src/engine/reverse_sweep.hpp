@@ -11,6 +11,10 @@ struct ReverseSweep : Parking {
   using Parking::Parking;
 
   void begin_reverse();
+  // Thins the recording to x_0 and the final state and plans its reverse again (replan()) with
+  // the compression ratio its RAM checkpoints reached on the rank where they compressed worst,
+  // with kCompressMargin. Collective.
+  void replan_measured();
   void prepare_adjoint(Step i);
   void adjoint_done(Step i);
   Step next_adjoint() const;

@@ -103,6 +103,9 @@ void RunStats::add(const RunStats& s) {
   ram_codec.peak_stored_bytes =
       std::max(ram_codec.peak_stored_bytes, s.ram_codec.peak_stored_bytes);
   ram_codec.moved_to_disk += s.ram_codec.moved_to_disk;
+  ram_codec.dropped += s.ram_codec.dropped;
+  ram_codec.dropped_steps += s.ram_codec.dropped_steps;
+  if (ram_codec.replanned_ratio == 0.0) ram_codec.replanned_ratio = s.ram_codec.replanned_ratio;
   if (ram_codec.planned_ratio == 1.0 && s.ram_codec.planned_ratio != 1.0) {  // the first plan's
     ram_codec.planned_ratio = s.ram_codec.planned_ratio;
     ram_codec.ratio_source = s.ram_codec.ratio_source;
@@ -159,7 +162,9 @@ std::string RunStats::json() const {
      << ", \"restart_slots\": " << ram_codec.restart_slots
      << ", \"uncompressed_restart_slots\": " << ram_codec.uncompressed_restart_slots
      << ", \"forward_steps_planned\": " << ram_codec.forward_steps
-     << ", \"uncompressed_forward_steps\": " << ram_codec.uncompressed_forward_steps << "}"
+     << ", \"uncompressed_forward_steps\": " << ram_codec.uncompressed_forward_steps
+     << ", \"dropped\": " << ram_codec.dropped << ", \"dropped_steps\": " << ram_codec.dropped_steps
+     << ", \"replanned_ratio\": " << ram_codec.replanned_ratio << "}"
      << ", \"disk_codec\": {";
   codec_json(os, disk_codec);
   os << ", \"io_thread_seconds\": " << disk_codec.io_thread_seconds << "}}";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "keeping.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/error.hpp"
 
@@ -42,9 +43,25 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
     return;
   }
   const auto* entry = io->record().find(k, from);
-  if (!entry && to == Level::Work && !move && plan.params.pullback_holds_next && n >= 1 &&
-      io->record().find(key(n - 1, Kind::Pullback), from)) {
-    restore_from_pullback(n, from);
+  if (!entry && to == Level::Work && !move && plan.params.pullback_holds_next && n >= 1) {
+    const Key held_by = key(n - 1, Kind::Pullback);
+    if (io->record().find(held_by, from)) {
+      restore_from_pullback(n, from);
+      return;
+    }
+    if (io->dropped(held_by, from)) {
+      restore_dropped(n);
+      return;
+    }
+  }
+  if (!entry && io->dropped(k, from)) {
+    if (to == Level::Work) {
+      restore_dropped(n);
+    } else if (to != Level::None) {
+      broken("copies " + storage::to_string(k) + ", dropped over the compressed budget, to " +
+             schedule::to_string(to));
+    }
+    if (move) io->forget_dropped(k);
     return;
   }
   if (!entry) {
@@ -59,7 +76,26 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
   } else if (to == Level::Ram || to == Level::Disk) {
     io->copy(k, from, to);
   }
-  if (move) io->erase(k, from);
+  if (move && n == 0 && from == Level::Ram && keeps_x0()) {
+    io->set_anchor(k);  // kept until the reverse ends, where the schedule is done with it
+  } else if (move) {
+    io->erase(k, from);
+  }
+}
+
+void Sweeps::put_forward_restart(const schedule::Forward& f) {
+  if (f.write_restart) {
+    put_restart(f.n0, f.level);
+  } else if (f.n0 == 0 && keeps_x0() && !io->record().cheapest(key(0, Kind::Restart))) {
+    // Nothing dropped over the compressed budget could be recomputed without a state before it:
+    // x_0 is kept, outside the schedule (CheckpointIo::set_anchor).
+    put_restart(0, Level::Ram);
+    io->set_anchor(key(0, Kind::Restart));
+  }
+}
+
+bool Sweeps::keeps_x0() const {
+  return plan.compressed_budget > 0 && plan.params.disk == 0;
 }
 
 // x_n from step n-1's pullback data, which holds it (Stepper::next_state_in_pullback()): the
@@ -94,6 +130,40 @@ void Sweeps::restore_from_pullback(Step n, Level from) {
   position = n;
 }
 
+// x_n was dropped over the compressed budget (CheckpointIo::drop): recomputed from the latest
+// state held before it, the replay check comparing each step with the first sweep's.
+void Sweeps::restore_dropped(Step n) {
+  refuse_restore_in_first_sweep();
+  const Step from = restore_latest(n - 1, "x_" + std::to_string(n));
+  recompute(schedule::Forward{from, n, false, false, Level::None});
+  settle_check();
+  dropped_steps += n - from;
+}
+
+// Step i's pullback data were dropped over the compressed budget: step i is taken again from
+// the latest state held at or before it, its data kept in the stepper's buffers.
+void Sweeps::recompute_dropped_pullback(Step i) {
+  const Step from = restore_latest(i, "step " + std::to_string(i) + "'s pullback data");
+  recompute(schedule::Forward{from, i + 1, false, true, Level::Work});
+  settle_check();
+  dropped_steps += i + 1 - from;
+}
+
+Step Sweeps::restore_latest(Step m, const std::string& what) {
+  const auto held = latest_state(*io, m, plan.params.pullback_holds_next);
+  if (!held) {
+    broken("needs " + what +
+           ", dropped over the compressed budget, and holds no state before "
+           "it to recompute it from");
+  }
+  if (held->key.kind == Kind::Restart) {
+    transfer(held->step, held->level, Level::Work, false);
+  } else {
+    restore_from_pullback(held->step, held->level);
+  }
+  return held->step;
+}
+
 bool Sweeps::transfer_action(const Action& a) {
   if (const auto* c = std::get_if<schedule::Copy>(&a)) {
     transfer(c->n, c->from, c->to, false);
@@ -114,7 +184,7 @@ void Sweeps::pull_first_sweep() {
         broken("the first sweep jumps from x_" + std::to_string(position.value_or(-1)) + " to x_" +
                std::to_string(f->n0));
       }
-      if (f->write_restart) put_restart(f->n0, f->level);
+      put_forward_restart(*f);
       forward = *f;
       return;
     }
@@ -203,7 +273,7 @@ void Sweeps::recompute(const schedule::Forward& f) {
     broken("forward from x_" + std::to_string(f.n0) + " but the working state is " +
            (position ? "x_" + std::to_string(*position) : std::string("not valid")));
   }
-  if (f.write_restart) put_restart(f.n0, f.level);
+  put_forward_restart(f);
   for (Step i = f.n0; i < f.n1; ++i) {
     const bool want = f.write_pullback && (f.level != Level::Work || i == f.n1 - 1);
     const auto t0 = SteadyClock::now();

@@ -3,6 +3,8 @@
 // or as the recording drives them, the end of the first sweep, recomputing steps from a restored
 // state, and the schedule's copies and moves of checkpoints between levels.
 
+#include <string>
+
 #include "recording_state.hpp"
 
 namespace rwd::engine::detail {
@@ -15,6 +17,17 @@ struct Sweeps : RecordingState {
   bool finished_everywhere(Step i);
   void transfer(Step n, Level from, Level to, bool move);
   void restore_from_pullback(Step n, Level from);
+  // What was dropped over a compressed budget, recomputed from the latest state held before it
+  // (x_j, j <= m, restored into the stepper by restore_latest, which returns j).
+  void restore_dropped(Step n);
+  void recompute_dropped_pullback(Step i);
+  Step restore_latest(Step m, const std::string& what);
+  // A plan that counts on compression without a disk keeps x_0 in RAM until its reverse ends,
+  // whatever the schedule does with it: what is dropped is recomputed from it at worst.
+  bool keeps_x0() const;
+  // The restart data a Forward from the working state stores first: the schedule's, or x_0 when
+  // keeps_x0() and the schedule does not keep it.
+  void put_forward_restart(const schedule::Forward& f);
   // A host that owns the time loop cannot go back to a stored state during the first sweep.
   void refuse_restore_in_first_sweep() const;
   bool transfer_action(const Action& a);

@@ -502,6 +502,9 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->moved_to_disk = (PetscInt)s.ram_codec.moved_to_disk;
   out->disk_stored_bytes = (PetscReal)r.disk_codec.stored_bytes;
   out->disk_uncompressed_bytes = (PetscReal)r.disk_codec.uncompressed_bytes;
+  out->dropped = (PetscInt)s.ram_codec.dropped;
+  out->dropped_steps = (PetscInt)s.ram_codec.dropped_steps;
+  out->replanned_ratio = (PetscReal)s.ram_codec.replanned_ratio;
   PetscFunctionReturn(0);
 }
 

@@ -169,9 +169,10 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
       (long long)(plan.restart_slots - plan.uncompressed_restart_slots)));
   if (plan.forward_steps && plan.uncompressed_forward_steps) {
     PetscCall(PetscViewerASCIIPrintf(
-        viewer, "    forward steps planned: %lld, %lld without compression (%lld saved)\n",
+        viewer, "    forward steps planned: %lld, %lld without compression (%lld saved)%s\n",
         (long long)*plan.forward_steps, (long long)*plan.uncompressed_forward_steps,
-        (long long)(*plan.uncompressed_forward_steps - *plan.forward_steps)));
+        (long long)(*plan.uncompressed_forward_steps - *plan.forward_steps),
+        c.replanned_ratio > 0.0 ? " at first (planned again below)" : ""));
   }
   PetscCall(PetscViewerASCIIPrintf(
       viewer,
@@ -180,6 +181,26 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
       mib((double)c.peak_stored_bytes).c_str(), (long long)c.moved_to_disk,
       c.moved_to_disk > 0 ? " (a write and a read each, which the plan's cost does not count)"
                           : ""));
+  if (c.dropped > 0) {
+    std::string how;
+    if (c.replanned_ratio > 0.0) {
+      char text[192];
+      std::snprintf(text, sizeof text,
+                    "; the first sweep's checkpoints did not fit, so its reverse was planned again "
+                    "from x_0 with the ratio they reached (%.3g with the margin: %lld forward "
+                    "steps after the first sweep)",
+                    c.replanned_ratio, (long long)c.forward_steps);
+      how = text;
+    }
+    if (c.dropped_steps > 0) {
+      how += "; " + std::to_string(c.dropped_steps) +
+             " forward steps recomputed dropped ones where the plan needed them";
+    }
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    %lld compressed worse than planned with no disk to move to and were dropped%s\n",
+        (long long)c.dropped, how.c_str()));
+  }
   PetscFunctionReturn(0);
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_io.hpp"
 #include "engine_test_util.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
@@ -187,7 +188,8 @@ TEST(EngineCodec, LosslessDiskCompressionMovesFewerBytesBitwise) {
 // A ratio given too high for the states (half the ring compresses, half does not: at 2 ranks
 // the second rank's block is the one over budget): a checkpoint that does not fit is moved to
 // disk on every rank where there is disk room, bit for bit, and the RAM never holds more than
-// the budget; with no disk room every rank stops with an error that says what to change.
+// the budget; with a disk budget that has no room left every rank stops with an error that says
+// what to change (a plan without disk drops and recomputes instead: the next test).
 TEST(EngineCodec, WorseThanPlannedMovesToDiskOrStops) {
   const Ring ring(MPI_COMM_WORLD, 4000);
   auto stepper = sparse_decay(ring, [](int g) { return g >= 1700; });
@@ -203,12 +205,13 @@ TEST(EngineCodec, WorseThanPlannedMovesToDiskOrStops) {
     EXPECT_GT(s.disk.writes, 0) << schedule;
     expect_within_budget(s, schedule);
   }
-  EngineConfig c = config("revolve", 3, 0);
+  // A disk budget the schedule fills itself leaves no room: every rank stops, naming the rank.
+  EngineConfig c = config("twolevel", 3, 2);
   c.store.codec.name = "zstd";
   c.compress_ratio = 8.0;
   try {
-    adjoint(*stepper, c);
-    ADD_FAILURE() << "RAM checkpoints over their compressed budget were kept";
+    const auto [g, s] = adjoint(*stepper, c);
+    ADD_FAILURE() << "RAM checkpoints over their compressed budget were kept: " << s.json();
   } catch (const Error& e) {
     const std::string m = e.what();
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << m;
@@ -217,9 +220,13 @@ TEST(EngineCodec, WorseThanPlannedMovesToDiskOrStops) {
               std::string::npos)
         << m;
     EXPECT_NE(m.find("planned with a compression ratio of 8"), std::string::npos) << m;
+    EXPECT_NE(m.find("the disk budget has no room left"), std::string::npos) << m;
     EXPECT_NE(m.find("Plan with a lower ratio (RecordingConfig::compress_ratio"), std::string::npos)
         << m;
   }
+  c = config("revolve", 3, 0);
+  c.store.codec.name = "zstd";
+  c.compress_ratio = 8.0;
   // A ratio with nothing compressed is refused, naming both settings.
   c.store.codec.name = "none";
   try {
@@ -245,6 +252,123 @@ TEST(EngineCodec, WorseThanPlannedMovesToDiskOrStops) {
           << e.what();
     }
   }
+}
+
+// Without a disk in the plan, what does not fit is dropped and recomputed where the schedule
+// needs it, from the last restart checkpoint before it: every schedule the planner accepts
+// keeps store-all's bits within the budget's bytes, and the steps it adds are counted.
+TEST(EngineCodec, WorseThanPlannedWithoutDiskDropsAndRecomputes) {
+  const Ring ring(MPI_COMM_WORLD, 4000);
+  auto stepper = sparse_decay(ring, [](int g) { return g >= 1700; });
+  const auto [reference, ref_stats] = adjoint(*stepper, storeall_config());
+  int dropped_runs = 0;
+  for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
+    for (const double ratio : {3.0, 8.0}) {
+      EngineConfig c = config(info.name, 3, 0);
+      c.store.codec.name = "zstd";
+      c.compress_ratio = ratio;
+      stepper->reset(0.0);
+      try {
+        engine::plan_for(*stepper, MPI_COMM_WORLD, c);
+      } catch (const Error& e) {
+        ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+        continue;
+      }
+      const std::string what = info.name + " ratio " + std::to_string(ratio);
+      SCOPED_TRACE(what);
+      const auto [g, s] = adjoint(*stepper, c);
+      EXPECT_TRUE(all_ranks(bitwise_equal(g, reference))) << what;
+      expect_within_budget(s, what);
+      EXPECT_EQ(s.ram_codec.moved_to_disk, 0) << what;
+      EXPECT_EQ(s.disk.writes, 0) << what;
+      if (s.ram_codec.replanned_ratio == 0.0) {
+        // Dropped in the reverse only: each recomputed where the schedule needs it.
+        EXPECT_EQ(s.ram_codec.dropped > 0, s.ram_codec.dropped_steps > 0) << what;
+        if (s.ram_codec.forward_steps >= 0) {  // the planned count, and what the drops added
+          EXPECT_EQ(s.forward_steps, s.ram_codec.forward_steps + s.ram_codec.dropped_steps)
+              << what << " " << s.json();
+        }
+      } else {
+        // Dropped in the first sweep: the reverse was planned again from x_0 with the ratio the
+        // checkpoints reached (here about 1: planned as uncompressed).
+        EXPECT_GT(s.ram_codec.dropped, 0) << what;
+        EXPECT_GE(s.ram_codec.replanned_ratio, 1.0) << what;
+        EXPECT_LT(s.ram_codec.replanned_ratio, ratio) << what;
+        EXPECT_EQ(s.forward_steps, kSteps + s.ram_codec.forward_steps + s.ram_codec.dropped_steps)
+            << what << " " << s.json();
+      }
+      EXPECT_NE(s.json().find("\"dropped\": " + std::to_string(s.ram_codec.dropped) +
+                              ", \"dropped_steps\": " + std::to_string(s.ram_codec.dropped_steps)),
+                std::string::npos)
+          << s.json();
+      if (world_rank() == 0) {
+        std::printf("%s: %lld dropped, %lld forward steps (%lld planned, %lld to recompute them)\n",
+                    what.c_str(), (long long)s.ram_codec.dropped, (long long)s.forward_steps,
+                    (long long)s.ram_codec.forward_steps, (long long)s.ram_codec.dropped_steps);
+      }
+      dropped_runs += s.ram_codec.dropped > 0 ? 1 : 0;
+    }
+  }
+  // At 2 ranks and more, half the ring does not compress: the plans at ratio 8 cannot fit.
+  if (world_size() > 1) {
+    EXPECT_GE(dropped_runs, 3);
+  }
+}
+
+// Checkpoints dropped in the reverse sweep (the test hook counts every third RAM put of the
+// reverse as over the budget, as states stored again that compress worse than the first
+// sweep's would): each is recomputed where the schedule needs it, from the latest state held
+// before it (restart data, or pullback data that hold the next state), with store-all's bits,
+// and the steps that adds are counted.
+TEST(EngineCodec, DroppedInTheReverseAreRecomputedWhereNeeded) {
+  const Ring ring(MPI_COMM_WORLD, 400);
+  auto stepper = sparse_decay(ring, [](int g) { return g % 4 == 0; });
+  const auto [reference, ref_stats] = adjoint(*stepper, storeall_config());
+  int tried = 0;
+  for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
+    EngineConfig c = config(info.name, 3, 0);
+    c.store.codec.name = "zstd";
+    c.compress_ratio = 1.25;
+    stepper->reset(0.0);
+    try {
+      engine::plan_for(*stepper, MPI_COMM_WORLD, c);
+    } catch (const Error& e) {
+      ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      continue;
+    }
+    const std::string what = info.name;
+    engine::StoresConfig sc;
+    sc.store = c.store;
+    auto stores = std::make_shared<engine::Stores>(sc);
+    stepper->reset(0.0);
+    RunStats s;
+    {
+      engine::Recording recording(*stepper, stores, c);
+      recording.record();
+      ASSERT_EQ(recording.stats().ram_codec.dropped, 0) << what;
+      engine::detail::CheckpointIo::count_as_over_budget_every(3);
+      try {
+        s = recording.reverse();
+      } catch (...) {
+        engine::detail::CheckpointIo::count_as_over_budget_every(0);
+        throw;
+      }
+      engine::detail::CheckpointIo::count_as_over_budget_every(0);
+    }
+    EXPECT_TRUE(all_ranks(bitwise_equal(stepper->gradient(), reference))) << what;
+    expect_within_budget(s, what);
+    EXPECT_EQ(s.ram_codec.replanned_ratio, 0.0) << what;
+    EXPECT_EQ(s.ram_codec.dropped > 0, s.ram_codec.dropped_steps > 0) << what << " " << s.json();
+    EXPECT_EQ(s.forward_steps, s.ram_codec.forward_steps + s.ram_codec.dropped_steps)
+        << what << " " << s.json();
+    if (world_rank() == 0) {
+      std::printf("%s: %lld dropped in the reverse, %lld forward steps (%lld planned)\n",
+                  what.c_str(), (long long)s.ram_codec.dropped, (long long)s.forward_steps,
+                  (long long)s.ram_codec.forward_steps);
+    }
+    tried += s.ram_codec.dropped > 0 ? 1 : 0;
+  }
+  EXPECT_GE(tried, 5);
 }
 
 // The largest difference between a gradient and the reference, relative to the reference's

@@ -37,7 +37,16 @@ struct CodecStats {
   double budget_bytes = 0.0;           ///< the RAM bytes the compressed checkpoints could take
   std::int64_t peak_stored_bytes = 0;  ///< most of them this recording held at once (this rank)
   std::int64_t moved_to_disk = 0;      ///< stored in RAM, over the budget: moved to disk
-  /// RAM restart checkpoints the budget holds as planned, and without compression.
+  /// Stored in RAM over the budget with no disk in the plan: dropped, and recomputed from an
+  /// earlier restart checkpoint where the schedule needed them, in `dropped_steps` forward steps
+  /// (counted in RunStats::forward_steps too).
+  std::int64_t dropped = 0, dropped_steps = 0;
+  /// When the first sweep dropped checkpoints: the ratio its checkpoints reached (the worst
+  /// rank's, with kCompressMargin; 1: none worth planning with), with which the reverse was
+  /// planned again from x_0. 0: it was not.
+  double replanned_ratio = 0.0;
+  /// RAM restart checkpoints the budget holds as planned, and without compression (after a
+  /// replan, replanned_ratio > 0: the reverse's new plan's, and its forward steps below).
   std::int64_t restart_slots = 0, uncompressed_restart_slots = 0;
   /// Forward steps the plan takes, and without compression (-1: the step count was not known).
   std::int64_t forward_steps = -1, uncompressed_forward_steps = -1;

@@ -178,6 +178,12 @@ typedef struct {
      file on this rank and what they held before compression (0 and 0 when disk checkpoints are
      not compressed); durable states of a resumable run included. */
   PetscReal disk_stored_bytes, disk_uncompressed_bytes;
+  /* Compressed RAM checkpoints that did not fit their budget with no disk to move them to: the
+     checkpoints dropped, the forward steps that recomputed them where the plan needed them, and,
+     when the first sweep dropped some, the ratio (with the margin) its reverse was planned again
+     with from x_0 (0: it was not; 1: as uncompressed). */
+  PetscInt dropped, dropped_steps;
+  PetscReal replanned_ratio;
 } TSTrajectoryRewindStats;
 PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
 
