@@ -22,6 +22,19 @@
 namespace rwd::testing {
 namespace {
 
+// Whether the planner accepts `c` for `stepper` (a refusal must be InvalidArgument); the
+// stepper is left reset.
+bool planner_accepts(TestStepper& stepper, const EngineConfig& c) {
+  stepper.reset(0.0);
+  try {
+    engine::plan_for(stepper, MPI_COMM_WORLD, c);
+    return true;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+    return false;
+  }
+}
+
 TEST(EngineCodec, LosslessRamCompressionIsBitwiseForEverySchedule) {
   const Ring ring(MPI_COMM_WORLD, 40);
   std::vector<std::unique_ptr<TestStepper>> steppers;
@@ -33,13 +46,7 @@ TEST(EngineCodec, LosslessRamCompressionIsBitwiseForEverySchedule) {
     for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
       for (const auto& [ram, disk] : {std::pair<std::int64_t, std::int64_t>{3, 0}, {2, 6}}) {
         EngineConfig plain = config(info.name, ram, disk);
-        stepper->reset(0.0);
-        try {
-          engine::plan_for(*stepper, MPI_COMM_WORLD, plain);
-        } catch (const Error& e) {
-          ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-          continue;
-        }
+        if (!planner_accepts(*stepper, plain)) continue;
         const auto [g0, s0] = adjoint(*stepper, plain);
         for (const char* codec : {"zstd", "blosc"}) {
           EngineConfig c = plain;
@@ -267,15 +274,8 @@ TEST(EngineCodec, WorseThanPlannedWithoutDiskDropsAndRecomputes) {
       EngineConfig c = config(info.name, 3, 0);
       c.store.codec.name = "zstd";
       c.compress_ratio = ratio;
-      stepper->reset(0.0);
-      try {
-        engine::plan_for(*stepper, MPI_COMM_WORLD, c);
-      } catch (const Error& e) {
-        ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-        continue;
-      }
+      if (!planner_accepts(*stepper, c)) continue;
       const std::string what = info.name + " ratio " + std::to_string(ratio);
-      SCOPED_TRACE(what);
       const auto [g, s] = adjoint(*stepper, c);
       EXPECT_TRUE(all_ranks(bitwise_equal(g, reference))) << what;
       expect_within_budget(s, what);
@@ -329,13 +329,7 @@ TEST(EngineCodec, DroppedInTheReverseAreRecomputedWhereNeeded) {
     EngineConfig c = config(info.name, 3, 0);
     c.store.codec.name = "zstd";
     c.compress_ratio = 1.25;
-    stepper->reset(0.0);
-    try {
-      engine::plan_for(*stepper, MPI_COMM_WORLD, c);
-    } catch (const Error& e) {
-      ASSERT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
-      continue;
-    }
+    if (!planner_accepts(*stepper, c)) continue;
     const std::string what = info.name;
     engine::StoresConfig sc;
     sc.store = c.store;
