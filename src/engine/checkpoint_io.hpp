@@ -136,10 +136,10 @@ class CheckpointIo {
   // an error on every rank when the disk has no room either. Collective.
   // `raw`: its bytes before compression.
   void keep_to_budget(const Key& k, Level level, std::int64_t bytes, std::int64_t raw);
-  // A RAM checkpoint that can be dropped to make room for `k` (just put at `level`): `k` itself
-  // if an earlier restart checkpoint is held to recompute it from, else the latest such one.
-  // None: nothing can be (the first restart checkpoint and final states cannot).
-  std::optional<std::pair<Key, Level>> droppable(const Key& k, Level level) const;
+  // The RAM checkpoint to drop when over the compressed budget (compressed_budget.cpp says
+  // which), pullback data only if `pullback_only`. None: nothing can be (the first state held
+  // and final states cannot).
+  std::optional<std::pair<Key, Level>> droppable(bool pullback_only) const;
   void drop(const Key& k, Level level);
   [[noreturn]] void throw_over_budget(const Key& k, std::int64_t bytes, int over_rank);
   [[noreturn]] void broken_tape(const Key& k) const;

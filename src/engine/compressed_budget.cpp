@@ -88,18 +88,16 @@ void CheckpointIo::keep_to_budget(const Key& k, Level level, std::int64_t bytes,
       ++over_budget_moves_;
       return;
     }
-    // A plan without disk: drop a checkpoint that can be recomputed (every rank holds the same
-    // record, so every rank drops the same one) and measure again.
-    const std::optional<std::pair<Key, Level>> victim =
-        own == 0 ? droppable(k, level) : std::nullopt;
+    // Drop a checkpoint that can be recomputed (every rank holds the same record, so every rank
+    // drops the same one) and measure again. A plan with a disk may move restart checkpoints
+    // between the levels, which a dropped one cannot be: it drops pullback data only.
+    const std::optional<std::pair<Key, Level>> victim = droppable(own != 0);
     if (!victim) throw_over_budget(k, bytes, over - 1);
     drop(victim->first, victim->second);
   }
 }
 
-std::optional<std::pair<Key, Level>> CheckpointIo::droppable(const Key& k, Level level) const {
-  (void)k;
-  (void)level;
+std::optional<std::pair<Key, Level>> CheckpointIo::droppable(bool pullback_only) const {
   // Each RAM checkpoint is recomputed, once dropped, from the latest state held before it (for
   // pullback data: at or before its step). The one dropped is the one whose loss merges the
   // shortest stretch of steps: the gap between the states before and after a restart
@@ -117,7 +115,7 @@ std::optional<std::pair<Key, Level>> CheckpointIo::droppable(const Key& k, Level
   Step best_cost = 0;
   for (const auto& [held, bytes] : ram_stored_) {
     const Key& c = held.first;
-    if (c.kind == Kind::Final) continue;
+    if (c.kind == Kind::Final || (pullback_only && c.kind != Kind::Pullback)) continue;
     const Step m = c.kind == Kind::Pullback ? c.step : c.step - 1;
     const auto before = latest_state(*this, m, holds_next);
     if (!before) continue;
@@ -204,7 +202,9 @@ void CheckpointIo::throw_over_budget(const Key& k, std::int64_t bytes, int over_
           ? "there is no disk budget to move it to, and no RAM checkpoint held can be dropped "
             "and recomputed (the first restart checkpoint and the final state cannot)"
           : "the disk budget has no room left to move it to (what the schedule puts there and " +
-                std::to_string(spilled()) + " checkpoints moved before)";
+                std::to_string(spilled()) +
+                " checkpoints moved before), and no pullback data held in RAM can be dropped "
+                "and recomputed (with a disk, restart checkpoints are not dropped)";
   throw Error(ErrorCode::InvalidArgument,
               "compressed RAM checkpoints take more than their budget: on rank " +
                   std::to_string(over_rank) + " they would take " + std::to_string(said[0]) +

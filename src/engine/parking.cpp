@@ -205,6 +205,10 @@ void Parking::replan(Step m) {
   claim.ram_bytes += held.ram_bytes;
   if (claim.disk != schedule::kUnlimited) claim.disk += held.disk;
   stores->claim(id, claim);
+  // Planned again with the ratio the first sweep reached (replan_measured): every RAM put is
+  // still measured against the first plan's budget, held checkpoints included, whatever the new
+  // plan counts on (an expanding codec is planned as uncompressed and still kept to it).
+  if (first_plan) plan.compressed_budget = first_plan->compressed_budget;
   const Step before = stats.forward_steps;
   while (true) {
     const Action a = next_action();

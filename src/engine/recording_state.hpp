@@ -80,10 +80,10 @@ struct RecordingState {
   bool held_base = false;      // x_base is held by step base-1's pullback data (kept)
   Step served_below = 0;       // after replan(): the steps below this one reverse from kept data
   std::int64_t dropped_steps = 0;  // forward steps recomputing what the compressed budget dropped
-  double replanned_ratio = 0.0;    // the ratio replan_measured() planned the reverse with
-  double first_budget = 0.0;       // and the compressed budget of the plan it replaced,
-  double first_ratio = 1.0;        // the ratio that plan counted on and where it came from
-  std::string first_source;
+  // replan_measured(): the plan it replaced, and the ratio the first sweep's checkpoints reached
+  // (the replanned reverse keeps to that plan's compressed budget: Parking::replan).
+  std::optional<Plan> first_plan;
+  double reached_ratio = 0.0;
   detail::ReplayCheck check;
   // Made again from a durable tape (Recording::from_durable) until it is parked: the first sweep
   // is replayed without the stepper (its checkpoints' data come from the tape).

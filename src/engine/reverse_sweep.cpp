@@ -120,17 +120,16 @@ Step ReverseSweep::next_adjoint() const {
 }
 
 void ReverseSweep::replan_measured() {
-  const double measured = io->measured_ratio();
-  const double planned = measured * kCompressMargin;
+  reached_ratio = io->measured_ratio();
+  const double planned = reached_ratio * kCompressMargin;
   char what[96];
-  std::snprintf(what, sizeof what, "measured over the first sweep (%.3g)", measured);
+  std::snprintf(what, sizeof what, "measured over the first sweep (%.3g)", reached_ratio);
   sizes.compress_ratio =
       std::isfinite(planned) && planned >= kCompressMinRatio ? std::min(planned, 1000.0) : 1.0;
   sizes.compress_source = what;
-  replanned_ratio = sizes.compress_ratio;
-  first_budget = plan.compressed_budget;
-  first_ratio = plan.sizes.compress_ratio;
-  first_source = plan.sizes.compress_source;
+  first_plan = plan;
+  // Keeping every step is what the ratio reached may no longer fit: the budget decides again.
+  if (config.schedule == "storeall") config.schedule = "auto";
   thin(true);
 }
 
@@ -169,21 +168,26 @@ RunStats ReverseSweep::finish() {
                       disk.decompress_seconds - disk_codec_at_start.decompress_seconds,
                       disk.io_thread_seconds - disk_codec_at_start.io_thread_seconds};
   CodecStats& c = stats.ram_codec;
-  const bool replanned = replanned_ratio > 0.0;  // the first plan's ratio, and the new plan's
-  c.planned_ratio = replanned ? first_ratio : plan.sizes.compress_ratio;
-  c.ratio_source = replanned ? first_source : plan.sizes.compress_source;
-  c.budget_bytes = replanned ? first_budget : plan.compressed_budget;
+  const Plan& first = first_plan ? *first_plan : plan;  // what the run was planned with
+  c.planned_ratio = first.sizes.compress_ratio;
+  c.ratio_source = first.sizes.compress_source;
+  c.budget_bytes = first.compressed_budget;
   c.peak_stored_bytes = io->ram_stored_peak();
   c.moved_to_disk = io->over_budget_moves();
   c.dropped = io->dropped_count();
   c.dropped_steps = dropped_steps;
-  c.replanned_ratio = replanned_ratio;
-  c.restart_slots = plan.restart_slots;
+  c.restart_slots = first.restart_slots;
   c.uncompressed_restart_slots =
-      plan.compressed_budget > 0 ? plan.uncompressed_restart_slots : plan.restart_slots;
-  c.forward_steps = plan.forward_steps.value_or(-1);
+      first.compressed_budget > 0 ? first.uncompressed_restart_slots : first.restart_slots;
+  c.forward_steps = first.forward_steps.value_or(-1);
   c.uncompressed_forward_steps =
-      plan.compressed_budget > 0 ? plan.uncompressed_forward_steps.value_or(-1) : c.forward_steps;
+      first.compressed_budget > 0 ? first.uncompressed_forward_steps.value_or(-1) : c.forward_steps;
+  if (first_plan) {
+    c.replanned_ratio = plan.sizes.compress_ratio;
+    c.reached_ratio = reached_ratio;
+    c.replanned_schedule = plan.schedule;
+    c.replanned_forward_steps = plan.forward_steps.value_or(-1);
+  }
   copy_check(check, stats);
   stats.total_seconds = seconds_since(started);
   return current_stats();

@@ -105,7 +105,12 @@ void RunStats::add(const RunStats& s) {
   ram_codec.moved_to_disk += s.ram_codec.moved_to_disk;
   ram_codec.dropped += s.ram_codec.dropped;
   ram_codec.dropped_steps += s.ram_codec.dropped_steps;
-  if (ram_codec.replanned_ratio == 0.0) ram_codec.replanned_ratio = s.ram_codec.replanned_ratio;
+  if (ram_codec.replanned_ratio == 0.0 && s.ram_codec.replanned_ratio != 0.0) {  // the first
+    ram_codec.reached_ratio = s.ram_codec.reached_ratio;
+    ram_codec.replanned_ratio = s.ram_codec.replanned_ratio;
+    ram_codec.replanned_schedule = s.ram_codec.replanned_schedule;
+  }
+  ram_codec.replanned_forward_steps += s.ram_codec.replanned_forward_steps;
   if (ram_codec.planned_ratio == 1.0 && s.ram_codec.planned_ratio != 1.0) {  // the first plan's
     ram_codec.planned_ratio = s.ram_codec.planned_ratio;
     ram_codec.ratio_source = s.ram_codec.ratio_source;
@@ -164,7 +169,10 @@ std::string RunStats::json() const {
      << ", \"forward_steps_planned\": " << ram_codec.forward_steps
      << ", \"uncompressed_forward_steps\": " << ram_codec.uncompressed_forward_steps
      << ", \"dropped\": " << ram_codec.dropped << ", \"dropped_steps\": " << ram_codec.dropped_steps
-     << ", \"replanned_ratio\": " << ram_codec.replanned_ratio << "}"
+     << ", \"reached_ratio\": " << ram_codec.reached_ratio
+     << ", \"replanned_ratio\": " << ram_codec.replanned_ratio << ", \"replanned_schedule\": \""
+     << ram_codec.replanned_schedule
+     << "\", \"replanned_forward_steps\": " << ram_codec.replanned_forward_steps << "}"
      << ", \"disk_codec\": {";
   codec_json(os, disk_codec);
   os << ", \"io_thread_seconds\": " << disk_codec.io_thread_seconds << "}}";

@@ -55,7 +55,10 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
     }
   }
   if (!entry && io->dropped(k, from)) {
-    if (to == Level::Work) {
+    const auto other = io->record().cheapest(k);  // a copy at the other level still holds it
+    if (to == Level::Work && other) {
+      transfer(n, *other, Level::Work, false);
+    } else if (to == Level::Work) {
       restore_dropped(n);
     } else if (to != Level::None) {
       broken("copies " + storage::to_string(k) + ", dropped over the compressed budget, to " +
@@ -95,7 +98,7 @@ void Sweeps::put_forward_restart(const schedule::Forward& f) {
 }
 
 bool Sweeps::keeps_x0() const {
-  return plan.compressed_budget > 0 && plan.params.disk == 0;
+  return plan.compressed_budget > 0;
 }
 
 // x_n from step n-1's pullback data, which holds it (Stepper::next_state_in_pullback()): the

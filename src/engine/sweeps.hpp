@@ -22,8 +22,8 @@ struct Sweeps : RecordingState {
   void restore_dropped(Step n);
   void recompute_dropped_pullback(Step i);
   Step restore_latest(Step m, const std::string& what);
-  // A plan that counts on compression without a disk keeps x_0 in RAM until its reverse ends,
-  // whatever the schedule does with it: what is dropped is recomputed from it at worst.
+  // A plan that counts on compression keeps x_0 in RAM until its reverse ends, whatever the
+  // schedule does with it: what is dropped is recomputed from it at worst.
   bool keeps_x0() const;
   // The restart data a Forward from the working state stores first: the schedule's, or x_0 when
   // keeps_x0() and the schedule does not keep it.

@@ -504,6 +504,7 @@ PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory tj, TSTrajectoryRewindSta
   out->disk_uncompressed_bytes = (PetscReal)r.disk_codec.uncompressed_bytes;
   out->dropped = (PetscInt)s.ram_codec.dropped;
   out->dropped_steps = (PetscInt)s.ram_codec.dropped_steps;
+  out->reached_ratio = (PetscReal)s.ram_codec.reached_ratio;
   out->replanned_ratio = (PetscReal)s.ram_codec.replanned_ratio;
   PetscFunctionReturn(0);
 }

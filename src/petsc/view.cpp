@@ -176,20 +176,25 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
   }
   PetscCall(PetscViewerASCIIPrintf(
       viewer,
-      "    compressed RAM checkpoints took at most %s of the budget (this rank); %lld compressed "
-      "worse than planned and were moved to disk%s\n",
+      "    compressed RAM checkpoints took at most %s of the budget (this rank; the one stored "
+      "last is measured in RAM, so it may hold one more for a moment); %lld compressed worse "
+      "than planned and were moved to disk%s\n",
       mib((double)c.peak_stored_bytes).c_str(), (long long)c.moved_to_disk,
       c.moved_to_disk > 0 ? " (a write and a read each, which the plan's cost does not count)"
                           : ""));
   if (c.dropped > 0) {
     std::string how;
     if (c.replanned_ratio > 0.0) {
-      char text[192];
+      char planned[48] = "as uncompressed";
+      if (c.replanned_ratio > 1.0)
+        std::snprintf(planned, sizeof planned, "at %.3g", c.replanned_ratio);
+      char text[320];
       std::snprintf(text, sizeof text,
-                    "; the first sweep's checkpoints did not fit, so its reverse was planned again "
-                    "from x_0 with the ratio they reached (%.3g with the margin: %lld forward "
-                    "steps after the first sweep)",
-                    c.replanned_ratio, (long long)c.forward_steps);
+                    "; the first sweep's checkpoints reached a ratio of %.3g (the worst rank's), "
+                    "so its reverse was planned again from x_0, %s with the margin, in the same "
+                    "budget: schedule %s, %lld forward steps after the first sweep",
+                    c.reached_ratio, planned, c.replanned_schedule.c_str(),
+                    (long long)c.replanned_forward_steps);
       how = text;
     }
     if (c.dropped_steps > 0) {
@@ -198,7 +203,7 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
     }
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "    %lld compressed worse than planned with no disk to move to and were dropped%s\n",
+        "    %lld compressed worse than planned with no disk room to move to and were dropped%s\n",
         (long long)c.dropped, how.c_str()));
   }
   PetscFunctionReturn(0);
@@ -217,12 +222,12 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
   const auto peak = (long long)r.ram_peak_slots();
   std::string count =
       peak == s.ram.peak ? "" : ", in " + std::to_string(s.ram.peak) + " checkpoints";
-  if (r.plan.compressed_budget > 0) {
-    count += "; counted uncompressed: what they took compressed is below";
-  }
+  // Compressed, more checkpoints than the budget counts fit in its bytes.
+  const char* in_bytes = r.plan.compressed_budget > 0 ? " in the bytes of" : "";
+  if (r.plan.compressed_budget > 0) count += "; peak bytes counted uncompressed: compressed below";
   PetscCall(PetscViewerASCIIPrintf(
-      viewer, "    RAM checkpoints: %lld written, %lld read, peak %lld (budget %s), peak %s%s\n",
-      (long long)s.ram.writes, (long long)s.ram.reads, peak, ram.c_str(),
+      viewer, "    RAM checkpoints: %lld written, %lld read, peak %lld (budget%s %s), peak %s%s\n",
+      (long long)s.ram.writes, (long long)s.ram.reads, peak, in_bytes, ram.c_str(),
       mib((double)s.ram.peak_bytes).c_str(), count.c_str()));
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "    disk checkpoints%s: %lld written, %lld read, peak %lld (budget %s), peak %s\n",

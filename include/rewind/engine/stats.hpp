@@ -41,12 +41,16 @@ struct CodecStats {
   /// earlier restart checkpoint where the schedule needed them, in `dropped_steps` forward steps
   /// (counted in RunStats::forward_steps too).
   std::int64_t dropped = 0, dropped_steps = 0;
-  /// When the first sweep dropped checkpoints: the ratio its checkpoints reached (the worst
-  /// rank's, with kCompressMargin; 1: none worth planning with), with which the reverse was
-  /// planned again from x_0. 0: it was not.
-  double replanned_ratio = 0.0;
-  /// RAM restart checkpoints the budget holds as planned, and without compression (after a
-  /// replan, replanned_ratio > 0: the reverse's new plan's, and its forward steps below).
+  /// When the first sweep dropped checkpoints, its reverse was planned again from x_0 (0 and
+  /// empty otherwise): the ratio its RAM checkpoints reached on the rank where they compressed
+  /// worst, the ratio the new plan counts on (that one with kCompressMargin; 1, as uncompressed,
+  /// below kCompressMinRatio), its schedule and its forward steps (the first sweep's excluded).
+  /// The new plan keeps to the first one's compressed budget (budget_bytes).
+  double reached_ratio = 0.0, replanned_ratio = 0.0;
+  std::string replanned_schedule = {};
+  std::int64_t replanned_forward_steps = 0;
+  /// RAM restart checkpoints the budget holds as planned (the first plan's), and without
+  /// compression.
   std::int64_t restart_slots = 0, uncompressed_restart_slots = 0;
   /// Forward steps the plan takes, and without compression (-1: the step count was not known).
   std::int64_t forward_steps = -1, uncompressed_forward_steps = -1;

@@ -118,8 +118,10 @@ PetscErrorCode TSTrajectoryRewindSetCompressDisk(TSTrajectory, PetscBool compres
 /* -ts_trajectory_rewind_compress_ratio: the compression ratio the RAM budget is planned with
    (1, the default: as if uncompressed; > 1: the budget's bytes hold checkpoints of 1/ratio their
    size; 0: measured on the initial state). Checkpoints that compress worse than planned move to
-   the disk budget's room, or stop the run on every rank. Another value is an error naming the
-   setter. */
+   the disk budget's room; without it they are dropped (pullback data only when there is a disk
+   budget) and recomputed, the reverse planned again from x_0 with the ratio reached when the
+   first sweep dropped some; a run stops, on every rank, only when nothing can be dropped.
+   Another value is an error naming the setter. */
 PetscErrorCode TSTrajectoryRewindSetCompressRatio(TSTrajectory, PetscReal ratio);
 
 /* A function told of every step of every rewind run in the process, on every rank: sweep is
@@ -178,12 +180,13 @@ typedef struct {
      file on this rank and what they held before compression (0 and 0 when disk checkpoints are
      not compressed); durable states of a resumable run included. */
   PetscReal disk_stored_bytes, disk_uncompressed_bytes;
-  /* Compressed RAM checkpoints that did not fit their budget with no disk to move them to: the
-     checkpoints dropped, the forward steps that recomputed them where the plan needed them, and,
-     when the first sweep dropped some, the ratio (with the margin) its reverse was planned again
-     with from x_0 (0: it was not; 1: as uncompressed). */
+  /* Compressed RAM checkpoints that did not fit their budget with no disk room to move them to:
+     the checkpoints dropped, the forward steps that recomputed them where the plan needed them,
+     and, when the first sweep dropped some, the ratio its checkpoints reached (worst rank) and
+     the one its reverse was planned again with from x_0 (0 and 0: it was not; 1: as
+     uncompressed). */
   PetscInt dropped, dropped_steps;
-  PetscReal replanned_ratio;
+  PetscReal reached_ratio, replanned_ratio;
 } TSTrajectoryRewindStats;
 PetscErrorCode TSTrajectoryRewindGetStats(TSTrajectory, TSTrajectoryRewindStats*);
 
