@@ -79,7 +79,8 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
   if (!compressed || given == 1.0) return;
   if (given > 1.0) {
     sizes.compress_ratio = given;
-    sizes.compress_source = "given";
+    sizes.compress_source =
+        config.compress_ratio_source.empty() ? "given" : config.compress_ratio_source;
     return;
   }
   // Under a lossy codec that keeps pullback data exact (zstd), the plan counts on the smaller

@@ -177,9 +177,22 @@ void SolveRun::plan(Segment& segment) {
     options.write_cost = std::max<PetscReal>(options.write_cost, 0);
     options.read_cost = std::max<PetscReal>(options.read_cost, 0);
   }
+  // What an earlier run's checkpoints reached, in place of a ratio that was too high for them.
+  const bool learned =
+      carry_.learned_ratio > 0.0 && options.compress_ratio != 1 &&
+      (options.compress_ratio == 0 || carry_.learned_ratio < options.compress_ratio);
+  if (learned) options.compress_ratio = static_cast<PetscReal>(carry_.learned_ratio);
   RunConfig config =
       make_run_config(tj_, ts_, options, steps,
                       {worst, from_last_run ? "mean step of the last run" : timed_step_.source});
+  if (learned) {
+    char source[192];
+    std::snprintf(source, sizeof source,
+                  "what an earlier run's checkpoints reached, with the margin; %s asked for %g",
+                  config.recording.names.compress_ratio.c_str(),
+                  static_cast<double>(carry_.options.compress_ratio));
+    config.recording.compress_ratio_source = source;
+  }
   if (durable_) config.recording.params.disk = 0;
   if (stepper_->fsal() == Fsal::Restart) {
     config.recording.verify_note = fsal_restart_note();
@@ -486,6 +499,8 @@ bool SolveRun::finish() {
   }
   r.stats = total_;
   r.finished = true;
+  if (total_.ram_codec.replanned_ratio > 0.0)
+    carry_.learned_ratio = total_.ram_codec.replanned_ratio;
   r.replayed_rejections = log_.replayed_rejections;
   if (stepper_->restart_check() == TsStepper::RestartCheck::Same) {
     r.fsal_note +=

@@ -82,7 +82,11 @@ struct Carry {
   /// `stores` belong to someone else (an ensemble's group): kept whatever the options say, and
   /// never closed by a run.
   bool shared_stores = false;
-  double step_seconds = 0.0;      ///< mean first-sweep step of the last run, 0 if none
+  double step_seconds = 0.0;  ///< mean first-sweep step of the last run, 0 if none
+  /// A run whose compressed RAM checkpoints compressed worse than planned had its reverse
+  /// planned again with the ratio they reached (RunStats::ram_codec.replanned_ratio, agreed over
+  /// the ranks): the runs after it plan with that one (or the option's, if smaller). 0: none.
+  double learned_ratio = 0.0;
   bool recompute_warned = false;  ///< the recomputation warning was given (once a trajectory)
   RunReport report;
 };

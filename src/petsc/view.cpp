@@ -185,14 +185,16 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
   if (c.dropped > 0) {
     std::string how;
     if (c.replanned_ratio > 0.0) {
-      char planned[48] = "as uncompressed";
-      if (c.replanned_ratio > 1.0)
-        std::snprintf(planned, sizeof planned, "at %.3g", c.replanned_ratio);
-      char text[320];
+      char planned[64] = "as uncompressed (below 1.05 with the margin)";
+      if (c.replanned_ratio > 1.0) {
+        std::snprintf(planned, sizeof planned, "at %.3g with the margin", c.replanned_ratio);
+      }
+      char text[400];
       std::snprintf(text, sizeof text,
                     "; the first sweep's checkpoints reached a ratio of %.3g (the worst rank's), "
-                    "so its reverse was planned again from x_0, %s with the margin, in the same "
-                    "budget: schedule %s, %lld forward steps after the first sweep",
+                    "so its reverse was planned again from x_0, %s, in the same budget: "
+                    "schedule %s, %lld forward steps after the first sweep (later runs plan "
+                    "with that ratio)",
                     c.reached_ratio, planned, c.replanned_schedule.c_str(),
                     (long long)c.replanned_forward_steps);
       how = text;

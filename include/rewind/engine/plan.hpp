@@ -110,9 +110,13 @@ struct RecordingConfig {
   /// kCompressMinRatio it plans as 1) -- a guess: an x_0 with large constant regions compresses
   /// far better than the states and stages that follow it (PETSc's ex5adj: 15.8 at x_0, about
   /// 2 over the run). Checkpoints that compress worse than planned never take more than the
-  /// budget: the recording moves them to disk where it has disk room, or stops with an error on
-  /// every rank (Plan::compressed_budget).
+  /// budget: the recording moves them to disk where it has disk room, or drops and recomputes
+  /// them (docs/runtime.md, "Budgets that count compressed bytes"); only when nothing can be
+  /// dropped does it stop with an error on every rank (Plan::compressed_budget).
   double compress_ratio = 1.0;
+  /// Where a given compress_ratio comes from, for the views (empty: "given"), e.g. a front end
+  /// that plans with what an earlier run's checkpoints reached.
+  std::string compress_ratio_source = {};
   /// The first sweep is a run again of one taken before (its recording was dropped to make room:
   /// an ensemble's cut tape, recorded again before its reverse): its steps reach the stepper as
   /// recomputations (StepContext::recompute), so output and accumulators are not done twice.
