@@ -326,7 +326,8 @@ TEST(EngineCodec, WorseThanPlannedWithoutDiskDropsAndRecomputes) {
 // makes larger is dropped too. The gradient keeps its bits; the RAM never holds more than the
 // budget after a put was measured.
 TEST(EngineCodec, ACodecThatExpandsIsKeptToTheBudget) {
-  const Ring ring(MPI_COMM_WORLD, 4 * world_size());
+  // A few values a rank (the ring gives rank r a share of r + 1, and each at least 2).
+  const Ring ring(MPI_COMM_WORLD, 3 * world_size() * (world_size() + 1));
   DiffusionDecay stepper(ring, 0.05);
   const auto [reference, ref_stats] = adjoint(stepper, storeall_config());
   for (const char* schedule : {"revolve", "mixed", "online"}) {
