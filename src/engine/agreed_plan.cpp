@@ -110,8 +110,7 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
   char what[64];
   std::snprintf(what, sizeof what, "measured on x_0 (%.3g)", smallest);
   sizes.compress_source = what;
-  const double planned = smallest * kCompressMargin;
-  sizes.compress_ratio = planned >= kCompressMinRatio ? planned : 1.0;
+  sizes.compress_ratio = ratio_with_margin(smallest);
 }
 
 }  // namespace

@@ -102,9 +102,9 @@ class CheckpointIo {
   std::int64_t ram_stored_peak() const { return ram_stored_peak_; }
   std::int64_t over_budget_moves() const { return over_budget_moves_; }
 
-  /// Checkpoints dropped because they did not fit the compressed budget and the plan has no
-  /// disk (compressed_budget.cpp): the schedule still counts them held at `level`. Restoring
-  /// one recomputes it from the last restart checkpoint before it; freeing one forgets it.
+  /// Checkpoints dropped because they did not fit the compressed budget and the disk had no
+  /// room (compressed_budget.cpp): the schedule still counts them held at `level`. Restoring
+  /// one recomputes it from the latest state held before it; freeing one forgets it.
   bool dropped(const Key& k, Level level) const;
   bool dropped_anywhere(const Key& k) const;
   void forget_dropped(const Key& k);
@@ -115,8 +115,8 @@ class CheckpointIo {
   /// At the end of an import from a durable tape: what the replay holds that the tape does not
   /// was dropped by the run that made the tape, and is dropped here too.
   void drop_untaped();
-  /// A plan that counts on compression and has no disk, whose schedule keeps no restart
-  /// checkpoint of x_0: x_0 is stored anyway (`k`, in RAM, in the budget), for what is dropped
+  /// A plan that counts on compression, whose schedule keeps no restart checkpoint of x_0:
+  /// x_0 is stored anyway (`k`, in RAM, in the budget), for what is dropped
   /// to be recomputed from, and erased by release_anchor() when the reverse ends. The schedule
   /// never names it.
   void set_anchor(const Key& k) { anchor_ = k; }

@@ -1,8 +1,7 @@
 // A plan that counts on compression (Plan::compressed_budget): each RAM put is measured against
 // the budget's bytes, agreed over the ranks; a checkpoint that does not fit moves to disk when
-// there is room there, or is dropped and recomputed from an earlier one when it is needed (the
-// sweeps' restore_dropped and recompute_dropped_pullback); only what nothing can replace stops
-// the run.
+// there is room there, or is dropped and recomputed from an earlier one when it is needed
+// (Sweeps::recompute_dropped); only what nothing can replace stops the run.
 #include <mpi.h>
 
 #include <algorithm>
@@ -104,11 +103,9 @@ std::optional<std::pair<Key, Level>> CheckpointIo::droppable(bool pullback_only)
   // checkpoint (twice the gap before it if it is the latest), the steps to run again for
   // pullback data. Ties: the latest.
   const bool holds_next = plan_->params.pullback_holds_next;
-  std::vector<Step> states;  // the steps of the states held (restart checkpoints, and x_{i+1} of
-                             // pullback data that hold it)
+  std::vector<Step> states;  // the steps of the states held
   for (const auto& [held, l] : record_.held()) {
-    if (held.kind == Kind::Restart) states.push_back(held.step);
-    if (held.kind == Kind::Pullback && holds_next) states.push_back(held.step + 1);
+    if (const auto j = state_held_by(held, holds_next)) states.push_back(*j);
   }
   std::sort(states.begin(), states.end());
   std::optional<std::pair<Key, Level>> best;
@@ -133,9 +130,7 @@ std::optional<std::pair<Key, Level>> CheckpointIo::droppable(bool pullback_only)
 }
 
 void CheckpointIo::drop(const Key& k, Level level) {
-  stores_->ram().erase(k);
-  record_.freed(k, level);
-  left_ram(k, level);
+  erase(k, level);
   dropped_.insert({k, level});
   ++dropped_count_;
 }

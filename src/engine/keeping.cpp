@@ -35,14 +35,18 @@ std::optional<std::pair<Key, Level>> last_held_state(const CheckpointIo& io, Ste
   return last;
 }
 
+std::optional<Step> state_held_by(const Key& k, bool holds_next) {
+  if (k.kind == Kind::Restart) return k.step;
+  if (k.kind == Kind::Pullback && holds_next) return k.step + 1;
+  return std::nullopt;
+}
+
 std::optional<HeldState> latest_state(const CheckpointIo& io, Step m, bool holds_next) {
   std::optional<HeldState> latest;
   for (const auto& [k, level] : io.record().held()) {
-    Step j = -1;
-    if (k.kind == Kind::Restart) j = k.step;
-    if (k.kind == Kind::Pullback && holds_next) j = k.step + 1;
-    if (j < 0 || j > m || (latest && j <= latest->step)) continue;
-    latest = HeldState{j, k, io.record().cheapest(k).value_or(level)};
+    const std::optional<Step> j = state_held_by(k, holds_next);
+    if (!j || *j > m || (latest && *j <= latest->step)) continue;
+    latest = HeldState{*j, k, io.record().cheapest(k).value_or(level)};
   }
   return latest;
 }

@@ -32,6 +32,9 @@ struct HeldState {
   Key key;
   Level level = Level::None;
 };
+/// The state checkpoint `k` holds: x_k of restart data, x_{k+1} of pullback data with
+/// `holds_next`; none otherwise.
+std::optional<Step> state_held_by(const Key& k, bool holds_next);
 /// The latest state x_j, j <= m, the recording holds (a dropped checkpoint is recomputed from it).
 std::optional<HeldState> latest_state(const CheckpointIo& io, Step m, bool holds_next);
 

@@ -86,7 +86,7 @@ void ReverseSweep::prepare_adjoint(Step i) {
     if (level) {
       io->get(k, *level, stepper().pullback());
     } else if (io->dropped_anywhere(k)) {
-      recompute_dropped_pullback(i);
+      recompute_dropped(i + 1, true);
     } else {
       broken("reverses step " + std::to_string(i) + " without its pullback data");
     }
@@ -121,11 +121,11 @@ Step ReverseSweep::next_adjoint() const {
 
 void ReverseSweep::replan_measured() {
   reached_ratio = io->measured_ratio();
-  const double planned = reached_ratio * kCompressMargin;
   char what[96];
   std::snprintf(what, sizeof what, "measured over the first sweep (%.3g)", reached_ratio);
-  sizes.compress_ratio =
-      std::isfinite(planned) && planned >= kCompressMinRatio ? std::min(planned, 1000.0) : 1.0;
+  sizes.compress_ratio = std::isfinite(reached_ratio)
+                             ? std::min(ratio_with_margin(reached_ratio), kMaxCompressRatio)
+                             : 1.0;
   sizes.compress_source = what;
   first_plan = plan;
   // Keeping every step is what the ratio reached may no longer fit: the budget decides again.
@@ -174,8 +174,6 @@ RunStats ReverseSweep::finish() {
   c.budget_bytes = first.compressed_budget;
   c.peak_stored_bytes = io->ram_stored_peak();
   c.moved_to_disk = io->over_budget_moves();
-  c.dropped = io->dropped_count();
-  c.dropped_steps = dropped_steps;
   c.restart_slots = first.restart_slots;
   c.uncompressed_restart_slots =
       first.compressed_budget > 0 ? first.uncompressed_restart_slots : first.restart_slots;

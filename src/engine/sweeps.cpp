@@ -50,7 +50,7 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
       return;
     }
     if (io->dropped(held_by, from)) {
-      restore_dropped(n);
+      recompute_dropped(n, false);
       return;
     }
   }
@@ -59,7 +59,7 @@ void Sweeps::transfer(Step n, Level from, Level to, bool move) {
     if (to == Level::Work && other) {
       transfer(n, *other, Level::Work, false);
     } else if (to == Level::Work) {
-      restore_dropped(n);
+      recompute_dropped(n, false);
     } else if (to != Level::None) {
       broken("copies " + storage::to_string(k) + ", dropped over the compressed budget, to " +
              schedule::to_string(to));
@@ -133,38 +133,28 @@ void Sweeps::restore_from_pullback(Step n, Level from) {
   position = n;
 }
 
-// x_n was dropped over the compressed budget (CheckpointIo::drop): recomputed from the latest
-// state held before it, the replay check comparing each step with the first sweep's.
-void Sweeps::restore_dropped(Step n) {
+// Dropped over the compressed budget (CheckpointIo::drop): x_n, or with `pullback` step n-1's
+// pullback data (kept in the stepper's buffers), recomputed from the latest state held before
+// it, the replay check comparing each step with the first sweep's.
+void Sweeps::recompute_dropped(Step n, bool pullback) {
   refuse_restore_in_first_sweep();
-  const Step from = restore_latest(n - 1, "x_" + std::to_string(n));
-  recompute(schedule::Forward{from, n, false, false, Level::None});
-  settle_check();
-  dropped_steps += n - from;
-}
-
-// Step i's pullback data were dropped over the compressed budget: step i is taken again from
-// the latest state held at or before it, its data kept in the stepper's buffers.
-void Sweeps::recompute_dropped_pullback(Step i) {
-  const Step from = restore_latest(i, "step " + std::to_string(i) + "'s pullback data");
-  recompute(schedule::Forward{from, i + 1, false, true, Level::Work});
-  settle_check();
-  dropped_steps += i + 1 - from;
-}
-
-Step Sweeps::restore_latest(Step m, const std::string& what) {
-  const auto held = latest_state(*io, m, plan.params.pullback_holds_next);
+  const auto held = latest_state(*io, n - 1, plan.params.pullback_holds_next);
   if (!held) {
-    broken("needs " + what +
-           ", dropped over the compressed budget, and holds no state before "
-           "it to recompute it from");
+    broken("needs " +
+           (pullback ? "step " + std::to_string(n - 1) + "'s pullback data"
+                     : "x_" + std::to_string(n)) +
+           ", dropped over the compressed budget, and holds no state before it to recompute it "
+           "from");
   }
   if (held->key.kind == Kind::Restart) {
     transfer(held->step, held->level, Level::Work, false);
   } else {
     restore_from_pullback(held->step, held->level);
   }
-  return held->step;
+  recompute(
+      schedule::Forward{held->step, n, false, pullback, pullback ? Level::Work : Level::None});
+  settle_check();
+  dropped_steps += n - held->step;
 }
 
 bool Sweeps::transfer_action(const Action& a) {

@@ -17,11 +17,9 @@ struct Sweeps : RecordingState {
   bool finished_everywhere(Step i);
   void transfer(Step n, Level from, Level to, bool move);
   void restore_from_pullback(Step n, Level from);
-  // What was dropped over a compressed budget, recomputed from the latest state held before it
-  // (x_j, j <= m, restored into the stepper by restore_latest, which returns j).
-  void restore_dropped(Step n);
-  void recompute_dropped_pullback(Step i);
-  Step restore_latest(Step m, const std::string& what);
+  // x_n, or with `pullback` step n-1's pullback data, dropped over a compressed budget:
+  // recomputed from the latest state held before it.
+  void recompute_dropped(Step n, bool pullback);
   // A plan that counts on compression keeps x_0 in RAM until its reverse ends, whatever the
   // schedule does with it: what is dropped is recomputed from it at worst.
   bool keeps_x0() const;

@@ -147,6 +147,12 @@ inline constexpr double kCompressMinRatio = 1.05;
 /// The largest ratio a plan takes (a larger one is an error naming
 /// RecordingConfig::compress_ratio).
 inline constexpr double kMaxCompressRatio = 1000.0;
+/// The ratio a plan counts on for one it measured: with kCompressMargin, or 1 (as if
+/// uncompressed) below kCompressMinRatio.
+inline double ratio_with_margin(double measured) {
+  const double planned = measured * kCompressMargin;
+  return planned >= kCompressMinRatio ? planned : 1.0;
+}
 
 /// A planned recording: the schedule and what it runs with.
 struct Plan {

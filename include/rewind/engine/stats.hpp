@@ -37,9 +37,9 @@ struct CodecStats {
   double budget_bytes = 0.0;           ///< the RAM bytes the compressed checkpoints could take
   std::int64_t peak_stored_bytes = 0;  ///< most of them this recording held at once (this rank)
   std::int64_t moved_to_disk = 0;      ///< stored in RAM, over the budget: moved to disk
-  /// Stored in RAM over the budget with no disk in the plan: dropped, and recomputed from an
-  /// earlier restart checkpoint where the schedule needed them, in `dropped_steps` forward steps
-  /// (counted in RunStats::forward_steps too).
+  /// Stored in RAM over the budget with no disk room to move them to: dropped, and recomputed
+  /// from the latest state held before them where the schedule needed them, in `dropped_steps`
+  /// forward steps (counted in RunStats::forward_steps too).
   std::int64_t dropped = 0, dropped_steps = 0;
   /// When the first sweep dropped checkpoints, its reverse was planned again from x_0 (0 and
   /// empty otherwise): the ratio its RAM checkpoints reached on the rank where they compressed
