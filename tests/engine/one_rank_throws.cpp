@@ -5,11 +5,16 @@
 // MPI_Abort, as an application would. The test passes if the thrower prints what it caught
 // (the ctest regex) before the timeout; a hang fails it.
 //
+// With `dropped`, the plan counts on a compression ratio of 8 that Lorenz-96's states do not
+// reach, with no disk: the first sweep drops checkpoints, the reverse is planned again from x_0,
+// and the stepper throws on one rank while that plan recomputes (the budget's agreement over the
+// ranks runs at every RAM put).
+//
 // With `corrupt`, nothing throws in the stepper: the last rank's compressed RAM checkpoints are
 // damaged after their checksum was taken (RamStore::damage_next_blocks), and the first restore
 // on that rank must be its own Error(Corrupt), naming the checkpoint and the rank.
 //
-//   rewind_engine_one_rank_throws <first|recompute|corrupt> <async|sync>
+//   rewind_engine_one_rank_throws <first|recompute|dropped|corrupt> <async|sync>
 #include <mpi.h>
 
 #include <cstdio>
@@ -66,8 +71,14 @@ int main(int argc, char** argv) {
   const int thrower = size - 1;
   {
     const Ring ring(MPI_COMM_WORLD, 40);
-    Failing stepper(ring, thrower, phase == "corrupt" ? -1 : 17, phase == "recompute");
+    Failing stepper(ring, thrower, phase == "corrupt" ? -1 : 17,
+                    phase == "recompute" || phase == "dropped");
     EngineConfig c = config("twolevel", 2, 6);
+    if (phase == "dropped") {
+      c = config("revolve", 3, 0);
+      c.store.codec = {"zstd"};
+      c.compress_ratio = 8.0;
+    }
     if (phase == "corrupt") {
       c.store.codec = {"zstd"};
       if (rank == thrower) storage::RamStore::damage_next_blocks(1 << 20);
