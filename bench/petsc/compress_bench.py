@@ -90,6 +90,21 @@ def configs(n, plans, spill_plans, lossy_plans, lossy_spill_plans, disk):
     return out
 
 
+def on_the_callers_thread(cfgs):
+    """Each configuration with a codec, again with the codec on the caller's thread
+    (-ts_trajectory_rewind_async 0; RAM-only plans use no disk), compared with it."""
+    twins = []
+    for cfg in cfgs:
+        if "-ts_trajectory_rewind_compress" not in cfg.args or "-ts_trajectory_max_cps_disk" in cfg.args:
+            continue
+        twin = Config(f"{cfg.name}, codec on the caller's thread",
+                      cfg.args + ["-ts_trajectory_rewind_async", "0"], cfg.kind, cfg.budget,
+                      rtol=cfg.rtol)
+        twin.baseline = cfg.name
+        twins.append(twin)
+    return cfgs + twins
+
+
 def view_numbers(rec):
     """The stored ratio, the RAM checkpoints planned with and without compression, and the
     checkpoints moved to disk, as the view says (None where it does not)."""
@@ -117,6 +132,11 @@ def main():
     ap.add_argument("--lossy-spill-plans", default="1e-8:2,1e-6:3",
                     help="zfp tolerance:ratio pairs (stages lossy too), with --disk disk room")
     ap.add_argument("--heat", help="rewind-heat instead of ex5adj")
+    ap.add_argument("--callers-thread", action="store_true",
+                    help="run each RAM-only configuration with a codec again with the codec on "
+                         "the caller's thread (-ts_trajectory_rewind_async 0), compared with it; "
+                         "the I/O thread needs a core of its own (e.g. --mpiexec-flags='--map-by "
+                         "slot:PE=2' at 1 rank)")
     opts = ap.parse_args()
     opts.ex5adj, opts.rewind_lib = map(os.path.abspath, (opts.ex5adj, opts.rewind_lib))
     program = "heat" if opts.heat else "ex5adj"
@@ -134,6 +154,8 @@ def main():
           f"-ts_trajectory_max_cps_ram {opts.budget}, {opts.reps} repetitions; load average at "
           f"start {load_average()}", flush=True)
     cfgs = configs(opts.budget, plans, spill_plans, lossy_plans, lossy_spill_plans, opts.disk)
+    if opts.callers_thread:
+        cfgs = on_the_callers_thread(cfgs)
     records = run_interleaved(opts, base, cfgs, os.path.abspath(opts.work), outputs)
     model = store_all_model(records["memory"])
     per_step = model[3]
@@ -145,7 +167,8 @@ def main():
           f"-ts_trajectory_max_cps_ram {opts.budget} (median of {opts.reps}; model: store-all's "
           f"wall + extra TSStep calls at store-all's {per_step * 1e3:.2f} ms each)\n")
     print("| configuration | stored ratio | RAM checkpoints (without compression) | moved to disk | "
-          "TSStep calls | wall s | model s | peak RSS MiB | wall vs uncompressed, same budget | "
+          "TSStep calls | wall s | model s | peak RSS MiB | wall vs baseline (uncompressed, same "
+          "budget; or the codec behind) | "
           "lambda error |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for cfg in cfgs:

@@ -35,7 +35,7 @@ schedule::Action ActionStream::next(bool reversing, CheckpointIo& io, const std:
 }
 
 void ActionStream::prefetch_ahead(CheckpointIo& io) {
-  if (!io.stores().disk_if_open()) return;
+  if (!io.prefetches()) return;
   for (const schedule::Action& a : ahead_) {
     if (const auto* c = std::get_if<schedule::Copy>(&a); c && c->from != Level::Work) {
       io.prefetch(io.key(c->n, Kind::Restart));

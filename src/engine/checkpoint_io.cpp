@@ -62,6 +62,7 @@ storage::Store& CheckpointIo::store(Level where) {
 
 void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector<Field>& fields,
                        std::vector<std::size_t> variables) {
+  settle();
   if (level == Level::Disk && plan_->params.disk == 0) {
     throw Error(ErrorCode::InvalidArgument,
                 "schedule '" + plan_->schedule +
@@ -93,8 +94,6 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   const auto v = views(fields);
   stepper_->on_io(IoEvent::WriteBegin);
   const auto t0 = SteadyClock::now();
-  const bool metered = where == Level::Ram && plan_->compressed_budget > 0;
-  const std::int64_t before = metered ? stores_->ram().stats().bytes_written : 0;
   store(where).put(k, {v, {}, exact});
   seconds_ += seconds_since(t0);
   stepper_->on_io(IoEvent::WriteEnd);
@@ -103,11 +102,25 @@ void CheckpointIo::put(const Key& k, Level level, Level where, const std::vector
   // that descends from exact data only (a copy: from a source that holds them).
   const bool stored_exact = !lossy && (copying_ ? copy_exact_ : working_exact_);
   record_.stored(k, level, {where, raw, std::move(variables), stored_exact});
-  if (metered) keep_to_budget(k, level, stores_->ram().stats().bytes_written - before, raw);
+  if (where == Level::Ram && plan_->compressed_budget > 0) {
+    if (from_tape_) {  // no agreement (keep_to_budget): nothing to defer
+      keep_to_budget(k, level, stores_->ram().stored_bytes(k), raw);
+    } else {
+      unmeasured_ = Unmeasured{k, level, raw};
+    }
+  }
+}
+
+void CheckpointIo::settle() {
+  if (!unmeasured_) return;
+  const Unmeasured u = *unmeasured_;
+  unmeasured_.reset();  // before: keep_to_budget's own calls (erase, move) find nothing to settle
+  keep_to_budget(u.k, u.level, stores_->ram().stored_bytes(u.k), u.raw);
 }
 
 void CheckpointIo::get(const Key& k, Level level, const std::vector<Field>& fields,
                        bool into_stepper) {
+  settle();
   const auto* entry = record_.find(k, level);
   if (!entry) {
     throw Error(ErrorCode::Internal, "schedule '" + plan_->schedule + "': reads " +
@@ -125,7 +138,9 @@ void CheckpointIo::get(const Key& k, Level level, const std::vector<Field>& fiel
 }
 
 void CheckpointIo::erase(const Key& k, Level level) {
+  settle();
   const record::CheckpointRecord::Entry entry = record_.freed(k, level);
+  prefetched_.erase(k);  // a prefetch of it ends with it
   const auto t0 = SteadyClock::now();
   store(entry.store).erase(k);
   seconds_ += seconds_since(t0);
@@ -160,10 +175,20 @@ void CheckpointIo::prefetch(const Key& k) {
   const auto level = record_.cheapest(k);
   if (!level) return;
   const auto* entry = record_.find(k, *level);
-  if (entry->store == Level::Disk && prefetched_.insert(k).second) stores_->disk().prefetch(k);
+  if (!prefetched_.insert(k).second) return;
+  if (entry->store == Level::Disk) {
+    stores_->disk().prefetch(k);
+  } else if (entry->store == Level::Ram) {
+    stores_->ram().prefetch(k);
+  }
+}
+
+bool CheckpointIo::prefetches() const {
+  return stores_->disk_if_open() != nullptr || stores_->config().store.codec.name != "none";
 }
 
 void CheckpointIo::drop() noexcept {
+  unmeasured_.reset();
   ram_stored_.clear();
   ram_stored_bytes_ = 0;
   for (const auto& [k, level] : record_.held()) {
@@ -181,6 +206,7 @@ void CheckpointIo::drop() noexcept {
 }
 
 void CheckpointIo::spill(std::int64_t at_most) {
+  settle();
   std::int64_t moved = 0;
   for (const auto& [k, level] : record_.held()) {
     const auto* entry = record_.find(k, level);

@@ -52,7 +52,12 @@ class CheckpointIo {
 
   void set_stepper(Stepper* stepper) { stepper_ = stepper; }
   Key key(Step step, Kind kind) const { return Key{step, kind, id_}; }
-  record::CheckpointRecord& record() { return record_; }
+  /// The record, for reading or changing it: settles first (settle()), so that whoever reads
+  /// it finds what measuring each put inside put() would have left. Collective then.
+  record::CheckpointRecord& record() {
+    settle();
+    return record_;
+  }
   const record::CheckpointRecord& record() const { return record_; }
   Stores& stores() { return *stores_; }
   /// Seconds spent in store calls.
@@ -69,9 +74,19 @@ class CheckpointIo {
   void erase(const Key& k, Level level);
   /// Copies restart checkpoint `k` from `from` to `to` (RAM or DISK) through scratch buffers.
   void copy(const Key& k, Level from, Level to);
-  /// Starts reading `k` ahead if the cheapest copy the schedule will read is on disk (every rank
-  /// holds the same record, so the prefetches are made alike).
+  /// Starts reading `k` ahead from the store of the cheapest copy the schedule will read: the
+  /// disk store reads it into staging, a RAM store with a codec decodes it on the I/O thread
+  /// (every rank holds the same record, so the prefetches are made alike). Never settles
+  /// (settle()): a hint, right or wrong, changes no decision.
   void prefetch(const Key& k);
+  /// Whether prefetch() can help: a disk store is open, or the RAM store compresses.
+  bool prefetches() const;
+  /// With a plan that counts on compression: measures the last RAM put against the budget
+  /// (keep_to_budget) if that is not done yet. Collective. Every call that reads or changes
+  /// what is held calls it first, so a put's block is made on the RAM store's I/O thread
+  /// while the caller steps on, and is measured at the next such call: the same decisions at
+  /// the same point of every rank's calls as measuring it inside put().
+  void settle();
   /// Where put() takes a checkpoint's data while a recording is made again from a durable tape
   /// (Recording::from_durable): `source(key, out)` fills `out` (shaped like the fields put()
   /// was given) with the tape's data of that key and says whether the tape holds it (false:
@@ -105,13 +120,13 @@ class CheckpointIo {
   /// Checkpoints dropped because they did not fit the compressed budget and the disk had no
   /// room (compressed_budget.cpp): the schedule still counts them held at `level`. Restoring
   /// one recomputes it from the latest state held before it; freeing one forgets it.
-  bool dropped(const Key& k, Level level) const;
-  bool dropped_anywhere(const Key& k) const;
+  bool dropped(const Key& k, Level level);
+  bool dropped_anywhere(const Key& k);
   void forget_dropped(const Key& k);
   std::int64_t dropped_count() const { return dropped_count_; }
   /// The ratio RAM checkpoints reached so far (bytes given over bytes stored), the smallest of
   /// any rank's (a rank that stored none takes no part; +inf: none did). Collective.
-  double measured_ratio() const;
+  double measured_ratio();
   /// At the end of an import from a durable tape: what the replay holds that the tape does not
   /// was dropped by the run that made the tape, and is dropped here too.
   void drop_untaped();
@@ -171,6 +186,12 @@ class CheckpointIo {
   std::set<std::pair<Key, Level>> untaped_;  // put from a durable tape that does not hold them
   std::int64_t dropped_count_ = 0;
   std::optional<Key> anchor_;
+  struct Unmeasured {  // the last RAM put, until settle() measures it
+    Key k;
+    Level level;
+    std::int64_t raw = 0;
+  };
+  std::optional<Unmeasured> unmeasured_;
 };
 
 }  // namespace rwd::engine::detail

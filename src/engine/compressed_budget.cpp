@@ -136,6 +136,7 @@ void CheckpointIo::drop(const Key& k, Level level) {
 }
 
 void CheckpointIo::drop_untaped() {
+  settle();
   for (const auto& [k, level] : untaped_) {
     const auto* entry = record_.find(k, level);
     if (!entry) continue;  // freed by the schedule, as in the run that made the tape
@@ -148,7 +149,8 @@ void CheckpointIo::drop_untaped() {
   untaped_.clear();
 }
 
-double CheckpointIo::measured_ratio() const {
+double CheckpointIo::measured_ratio() {
+  settle();
   double smallest = ram_put_stored_ > 0
                         ? static_cast<double>(ram_put_raw_) / static_cast<double>(ram_put_stored_)
                         : std::numeric_limits<double>::infinity();
@@ -158,11 +160,13 @@ double CheckpointIo::measured_ratio() const {
 }
 
 void CheckpointIo::release_anchor() {
+  settle();
   if (anchor_ && record_.find(*anchor_, Level::Ram)) erase(*anchor_, Level::Ram);
   anchor_.reset();
 }
 
 void CheckpointIo::forget_drops() {
+  settle();
   dropped_.clear();
   anchor_.reset();
 }
@@ -174,11 +178,12 @@ void CheckpointIo::broken_tape(const Key& k) const {
                                       "this recording's first sweep made");
 }
 
-bool CheckpointIo::dropped(const Key& k, Level level) const {
+bool CheckpointIo::dropped(const Key& k, Level level) {
+  settle();
   return dropped_.count({k, level}) != 0;
 }
 
-bool CheckpointIo::dropped_anywhere(const Key& k) const {
+bool CheckpointIo::dropped_anywhere(const Key& k) {
   return dropped(k, Level::Ram) || dropped(k, Level::Disk) || dropped(k, Level::Work);
 }
 

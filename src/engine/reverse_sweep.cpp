@@ -32,6 +32,7 @@ void ReverseSweep::begin_reverse() {
                                                 to_string(phase) + "'");
   }
   require_buffers("the reverse sweep");
+  io->settle();
   stores->collect();
   // The first sweep dropped checkpoints its plan counted on: the reverse is planned again, with
   // the ratio its checkpoints reached, from x_0 (what a plan that counts on compression without
@@ -97,8 +98,12 @@ void ReverseSweep::adjoint_done(Step i) {
   require_phase(Phase::Reversing, "adjoint_done()");
   if (!reverse || i != next_adjoint())
     broken("adjoint step " + std::to_string(i) + " was not prepared");
-  if (i > reverse->n0 && stores->disk_if_open())
+  if (i > reverse->n0 && io->prefetches()) {
+    // The disk store reads kPrefetchSteps ahead; the RAM store decodes the next one or two
+    // (RamStore::kAhead), the nearest first.
+    io->prefetch(key(i - 1, Kind::Pullback));
     io->prefetch(key(i - detail::ActionStream::kPrefetchSteps, Kind::Pullback));
+  }
   ++stats.adjoint_steps;
   if (reverse->clear_pullback) {
     const Key k = key(i, Kind::Pullback);
@@ -159,7 +164,8 @@ RunStats ReverseSweep::finish() {
       ram.bytes_written - ram_at_start.bytes_written,
       ram.uncompressed_bytes_written - ram_at_start.uncompressed_bytes_written,
       ram.compress_seconds - ram_at_start.compress_seconds,
-      ram.decompress_seconds - ram_at_start.decompress_seconds};
+      ram.decompress_seconds - ram_at_start.decompress_seconds,
+      ram.codec_io_thread_seconds - ram_at_start.codec_io_thread_seconds};
   const CodecStats disk = stores->disk_codec_stats();
   stats.disk_codec = {disk.codec,
                       disk.stored_bytes - disk_codec_at_start.stored_bytes,

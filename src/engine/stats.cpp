@@ -100,6 +100,7 @@ void RunStats::add(const RunStats& s) {
   ram_codec.uncompressed_bytes += s.ram_codec.uncompressed_bytes;
   ram_codec.compress_seconds += s.ram_codec.compress_seconds;
   ram_codec.decompress_seconds += s.ram_codec.decompress_seconds;
+  ram_codec.io_thread_seconds += s.ram_codec.io_thread_seconds;
   ram_codec.peak_stored_bytes =
       std::max(ram_codec.peak_stored_bytes, s.ram_codec.peak_stored_bytes);
   ram_codec.moved_to_disk += s.ram_codec.moved_to_disk;
@@ -160,7 +161,8 @@ std::string RunStats::json() const {
      << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false")
      << ", \"ram_codec\": {";
   codec_json(os, ram_codec);
-  os << ", \"thread\": \"caller\", \"planned_ratio\": " << ram_codec.planned_ratio
+  os << ", \"io_thread_seconds\": " << ram_codec.io_thread_seconds
+     << ", \"planned_ratio\": " << ram_codec.planned_ratio
      << ", \"budget_bytes\": " << ram_codec.budget_bytes
      << ", \"peak_stored_bytes\": " << ram_codec.peak_stored_bytes
      << ", \"moved_to_disk\": " << ram_codec.moved_to_disk

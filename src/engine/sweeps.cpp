@@ -254,6 +254,7 @@ void Sweeps::end_forward(Step n) {
     if (!end_forward_seen && !forward) pull_first_sweep();
   }
   if (!end_forward_seen) broken("no EndForward at x_" + std::to_string(n));
+  io->settle();  // the last RAM put measured before the claim counts what is held
   phase = Phase::Recorded;
   stats.steps = n;
   // Until its reverse, the recording needs only what it holds (the reverse claims its budget

@@ -462,12 +462,12 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "  group RAM checkpoints compressed by %s (-rewind_ensemble_compress): %lld bytes stored "
-        "for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f s, on the "
-        "caller's thread\n",
+        "for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f s, "
+        "%.4f s of it on the I/O thread\n",
         e->settings.compress.c_str(), (long long)c.bytes_written,
         (long long)c.uncompressed_bytes_written,
         (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
-        c.compress_seconds, c.decompress_seconds));
+        c.compress_seconds, c.decompress_seconds, c.codec_io_thread_seconds));
     const rwd::engine::CodecStats d = e->runner->stores().disk_codec_stats();
     if (d.uncompressed_bytes > 0) {
       PetscCall(PetscViewerASCIIPrintf(

@@ -534,6 +534,7 @@ bool SolveRun::finish() {
     }
     r.io_mode = disk ? with_option_names(disk->io_mode()) : std::string("no disk checkpoints");
     r.codec = codec_words(carry_.stores_config);
+    r.ram_io_mode = with_option_names(stores->ram().io_mode());
     r.ram_store = stores->ram().stats();
     r.disk_codec = carry_.shared_stores ? r.stats.disk_codec : stores->disk_codec_stats();
     if (!carry_.shared_stores) {

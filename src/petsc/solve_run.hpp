@@ -62,6 +62,7 @@ struct RunReport {
   std::string segment_plans;      ///< "steps 0-100 storeall, 100-120 mixed, ..." (the first 8)
   bool verify = false;            ///< recomputed states were checked
   std::string io_mode;            ///< how disk checkpoints moved, and why
+  std::string ram_io_mode;        ///< where the RAM store's codec ran, and why
   std::string kept_file;          ///< the disk checkpoints' file, kept (-ts_trajectory_keep_files)
   PetscInt resume_interval = 0;   ///< a resumable run's steps between durable states (0: not one)
   PetscInt resume_bound = 0;      ///< with adaptive steps, the -ts_max_steps it is sized by

@@ -12,9 +12,14 @@
 namespace rwd::petsc {
 
 namespace {
+// Two decimals, or two significant digits below 0.1 MiB (a small grid's checkpoints are a few
+// KiB: "0.0061 MiB", not "0.00 MiB").
 std::string mib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024.0));
+  const double m = bytes / (1024.0 * 1024.0);
+  int decimals = 2;
+  for (double below = 0.1; m > 0.0 && m < below && decimals < 8; below /= 10.0) ++decimals;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f MiB", decimals, m);
   return buf;
 }
 // "C (F forward steps, W disk writes, R reads)": a replay's cost in forward steps and its parts.
@@ -211,6 +216,37 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
   PetscFunctionReturn(0);
 }
 
+// What the RAM store's codec did and where it ran, and what the plan counted on.
+PetscErrorCode view_ram_codec(PetscViewer viewer, const RunReport& r,
+                              const engine::CodecStats& stats) {
+  PetscFunctionBegin;
+  if (r.codec != "none" && r.ram_store.uncompressed_bytes_written > 0) {
+    const storage::StoreStats& c = r.ram_store;
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    RAM checkpoints compressed by %s: %s stored for %s (%.2fx), peak %s; "
+        "compressing %.4f s, decompressing %.4f s, %.4f s of it on the I/O thread (this "
+        "rank)\n",
+        r.codec.c_str(), mib((double)c.bytes_written).c_str(),
+        mib((double)c.uncompressed_bytes_written).c_str(),
+        (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
+        mib((double)c.peak_bytes).c_str(), c.compress_seconds, c.decompress_seconds,
+        c.codec_io_thread_seconds));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "    RAM checkpoints: %s\n", r.ram_io_mode.c_str()));
+  }
+  if (r.plan.compressed_budget > 0) {
+    PetscCall(view_compressed_plan(viewer, r.plan, stats));
+  } else if (r.codec != "none" && r.plan.sizes.compress_source.rfind("measured", 0) == 0) {
+    // Asked to plan with a measured ratio that gave none worth counting on.
+    PetscCall(PetscViewerASCIIPrintf(
+        viewer,
+        "    planned as uncompressed: the compression ratio %s, with its margin of %.2g, is "
+        "below %.3g, so the budget counts uncompressed checkpoints\n",
+        r.plan.sizes.compress_source.c_str(), engine::kCompressMargin, engine::kCompressMinRatio));
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunReport& r,
                             const std::string& ram, const std::string& disk) {
   PetscFunctionBegin;
@@ -249,18 +285,7 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
   PetscCall(PetscViewerASCIIPrintf(viewer, "    bytes written: RAM %s, disk %s (this rank)\n",
                                    mib((double)s.ram.bytes_written).c_str(),
                                    mib((double)s.disk.bytes_written).c_str()));
-  if (r.codec != "none" && r.ram_store.uncompressed_bytes_written > 0) {
-    const storage::StoreStats& c = r.ram_store;
-    PetscCall(PetscViewerASCIIPrintf(
-        viewer,
-        "    RAM checkpoints compressed by %s: %s stored for %s (%.2fx), peak %s; "
-        "compressing %.4f s, decompressing %.4f s, on the caller's thread (this rank)\n",
-        r.codec.c_str(), mib((double)c.bytes_written).c_str(),
-        mib((double)c.uncompressed_bytes_written).c_str(),
-        (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
-        mib((double)c.peak_bytes).c_str(), c.compress_seconds, c.decompress_seconds));
-  }
-  if (r.plan.compressed_budget > 0) PetscCall(view_compressed_plan(viewer, r.plan, s.ram_codec));
+  PetscCall(view_ram_codec(viewer, r, s.ram_codec));
   if (r.disk_codec.uncompressed_bytes > 0) {
     const engine::CodecStats& d = r.disk_codec;
     PetscCall(PetscViewerASCIIPrintf(

@@ -365,6 +365,14 @@ bool Hdf5Store::contains(const Key& key) const {
   return impl_->entries.count(key) != 0;
 }
 
+std::int64_t Hdf5Store::stored_bytes(const Key& key) {
+  const auto it = impl_->entries.find(key);
+  if (it == impl_->entries.end()) {
+    detail::throw_missing("hdf5 store", "stored_bytes", key, impl_->rank);
+  }
+  return it->second.layout.bytes();
+}
+
 StoreStats Hdf5Store::stats() const {
   Impl& s = *impl_;
   if (!s.closed) s.reap();

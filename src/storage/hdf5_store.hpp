@@ -86,6 +86,8 @@ class Hdf5Store final : public Store, public DurableStore {
   void erase(const Key& key) override;
   /// Not collective (every rank holds the same keys).
   bool contains(const Key& key) const override;
+  /// The room the checkpoint takes in the file: its values' bytes, compressed or not.
+  std::int64_t stored_bytes(const Key& key) override;
   StoreStats stats() const override;
   void reset_peaks() override;
   /// The file as it is named now (`.h5.partial` while the store is live).

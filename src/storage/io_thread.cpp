@@ -74,6 +74,13 @@ int move_all(Call call, std::byte* memory, std::size_t bytes, std::int64_t offse
 }  // namespace
 
 JobResult run_job(const IoJob& job) {
+  if (job.kind == IoJob::Kind::Compute) {
+    JobResult r;
+    r.started = SteadyClock::now();
+    job.compute();
+    r.finished = SteadyClock::now();
+    return r;
+  }
   const bool coded =
       job.kind == IoJob::Kind::Write ? job.codec.name != "none" : job.stored != nullptr;
   if (!coded || job.kind == IoJob::Kind::Sync) return run_raw_job(job);

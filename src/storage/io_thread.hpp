@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,8 +41,11 @@ struct Segment {
 /// checksums are of the values in both (a compressed block's header holds a checksum of its
 /// bytes, which decoding checks first). Both run on the job's thread, so the compression of a
 /// checkpoint written behind, and the decompression of one read ahead, happen on the I/O thread.
+///
+/// A Compute job runs `compute` and moves no bytes: the RAM store's compression of a checkpoint
+/// behind the caller and decompression ahead of it (ram_store.cpp). `compute` must not throw.
 struct IoJob {
-  enum class Kind { Write, Read, Sync };
+  enum class Kind { Write, Read, Sync, Compute };
   Kind kind = Kind::Write;
   int fd = -1;
   std::vector<Segment> segments;
@@ -56,6 +60,8 @@ struct IoJob {
   std::shared_ptr<std::vector<std::int64_t>> stored;
   /// Write with `codec`: each segment's grid (FieldView::grid; none: a plain array).
   std::vector<Grid> grids = {};
+  /// Compute: the work (it owns, or shares, everything it touches).
+  std::function<void()> compute = {};
 };
 
 /// What a job did.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/cpus.hpp"
 #include "checkpoint_io.hpp"
 #include "engine_test_util.hpp"
 #include "rewind/error.hpp"
@@ -318,6 +319,73 @@ TEST(EngineCodec, WorseThanPlannedWithoutDiskDropsAndRecomputes) {
   if (world_size() > 1) {
     EXPECT_GE(dropped_runs, 3);
   }
+}
+
+// The RAM store's codec on the I/O thread (compressed behind the steps, decoded ahead of the
+// adjoint) against the same runs with it on the caller's thread: every schedule the planner
+// accepts, at ratios the states reach and do not (drops, a replanned reverse), with every third
+// RAM put of the reverse counted as over the budget (drops in the reverse): the same gradient
+// bits (store-all's), the same forward steps and the same drops. A put is measured against the
+// budget when the next call needs it (CheckpointIo::settle()), not inside put(), and that must
+// change no decision.
+TEST(EngineCodec, BehindTheCallerTheSameDecisionsAndBits) {
+  if (!test_support::on_every_cpu()) GTEST_SKIP() << "one CPU: the codec never runs behind";
+  const Ring ring(MPI_COMM_WORLD, 4000);
+  auto stepper = sparse_decay(ring, [](int g) { return g >= 1700; });
+  const auto [reference, ref_stats] = adjoint(*stepper, storeall_config());
+  int behind_runs = 0, dropped_runs = 0;
+  for (const auto& info : schedule::ScheduleRegistry::instance().list()) {
+    for (const double ratio : {1.5, 8.0}) {
+      for (const bool reverse_drops : {false, true}) {
+        RunStats s[2];
+        std::vector<double> g[2];
+        bool accepted = true;
+        for (const bool behind : {true, false}) {
+          EngineConfig c = config(info.name, 3, 0);
+          c.store.codec.name = "zstd";
+          c.compress_ratio = ratio;
+          c.store.async_io = behind;
+          c.store.inline_io_bytes = 0;  // every checkpoint behind when async
+          if (!planner_accepts(*stepper, c)) {
+            accepted = false;
+            break;
+          }
+          engine::StoresConfig sc;
+          sc.store = c.store;
+          auto stores = std::make_shared<engine::Stores>(sc);
+          stepper->reset(0.0);
+          engine::Recording recording(*stepper, stores, c);
+          recording.record();
+          if (reverse_drops) engine::detail::CheckpointIo::count_as_over_budget_every(3);
+          try {
+            s[behind ? 0 : 1] = recording.reverse();
+          } catch (...) {
+            engine::detail::CheckpointIo::count_as_over_budget_every(0);
+            throw;
+          }
+          engine::detail::CheckpointIo::count_as_over_budget_every(0);
+          g[behind ? 0 : 1] = stepper->gradient();
+        }
+        if (!accepted) continue;
+        const std::string what = info.name + " ratio " + std::to_string(ratio) +
+                                 (reverse_drops ? ", drops in the reverse" : "");
+        EXPECT_TRUE(all_ranks(bitwise_equal(g[0], reference))) << what;
+        EXPECT_TRUE(all_ranks(bitwise_equal(g[1], reference))) << what;
+        EXPECT_EQ(s[0].forward_steps, s[1].forward_steps) << what;
+        EXPECT_EQ(s[0].ram_codec.dropped, s[1].ram_codec.dropped) << what;
+        EXPECT_EQ(s[0].ram_codec.dropped_steps, s[1].ram_codec.dropped_steps) << what;
+        EXPECT_EQ(s[0].ram_codec.replanned_ratio, s[1].ram_codec.replanned_ratio) << what;
+        EXPECT_EQ(s[0].ram_codec.peak_stored_bytes, s[1].ram_codec.peak_stored_bytes) << what;
+        EXPECT_EQ(s[0].ram_codec.stored_bytes, s[1].ram_codec.stored_bytes) << what;
+        expect_within_budget(s[0], what);
+        EXPECT_EQ(s[1].ram_codec.io_thread_seconds, 0.0) << what;
+        behind_runs += s[0].ram_codec.io_thread_seconds > 0.0 ? 1 : 0;
+        dropped_runs += s[0].ram_codec.dropped > 0 ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GE(behind_runs, 10) << "the codec ran on the I/O thread";
+  EXPECT_GE(dropped_runs, 5);
 }
 
 // A state so small that every compressed block is larger than its values (a block's header is 48

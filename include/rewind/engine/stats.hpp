@@ -28,7 +28,8 @@ struct CodecStats {
   double compress_seconds = 0.0;        ///< on whichever thread did it
   double decompress_seconds = 0.0;      ///< likewise, checksums included
   /// Of compress_seconds and decompress_seconds, the time on the I/O thread (disk checkpoints
-  /// written behind and read ahead); the rest was on the caller's thread.
+  /// written behind and read ahead; RAM checkpoints compressed behind and decoded ahead); the
+  /// rest was on the caller's thread.
   double io_thread_seconds = 0.0;
   /// What the plan counted on (RecordingConfig::compress_ratio): 1 when it planned as if
   /// uncompressed; `ratio_source` says where a larger one came from.

@@ -161,6 +161,11 @@ class Store {
   virtual void erase(const Key& key) = 0;
 
   virtual bool contains(const Key& key) const = 0;
+  /// This rank's bytes checkpoint `key` takes in the store: a RAM store's block (with a codec,
+  /// as compressed; it waits for a compression still running on the I/O thread), a disk store's
+  /// room in its file. Rank-local. Throws Error(InvalidArgument) if the key is not held.
+  virtual std::int64_t stored_bytes(const Key& key) = 0;
+  /// Counters; a store that compresses behind the caller waits for what is in flight first.
   virtual StoreStats stats() const = 0;
   /// Starts the peaks (peak_live, peak_bytes) again from what is held now, for a caller that
   /// reports one run's peaks on a store several runs use. Not collective.
