@@ -115,7 +115,10 @@ void CheckpointIo::settle() {
   if (!unmeasured_) return;
   const Unmeasured u = *unmeasured_;
   unmeasured_.reset();  // before: keep_to_budget's own calls (erase, move) find nothing to settle
-  keep_to_budget(u.k, u.level, stores_->ram().stored_bytes(u.k), u.raw);
+  const auto t0 = SteadyClock::now();
+  const std::int64_t bytes = stores_->ram().stored_bytes(u.k);  // waits for a block in flight
+  seconds_ += seconds_since(t0);
+  keep_to_budget(u.k, u.level, bytes, u.raw);
 }
 
 void CheckpointIo::get(const Key& k, Level level, const std::vector<Field>& fields,

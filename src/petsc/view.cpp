@@ -12,12 +12,12 @@
 namespace rwd::petsc {
 
 namespace {
-// Two decimals, or two significant digits below 0.1 MiB (a small grid's checkpoints are a few
-// KiB: "0.0061 MiB", not "0.00 MiB").
+// Two decimals, or three significant digits below 1 MiB (a small grid's checkpoints are a few
+// KiB: "0.00610 MiB", not "0.00 MiB"; a unit of 0.0105 MiB is not rounded to 0.010).
 std::string mib(double bytes) {
   const double m = bytes / (1024.0 * 1024.0);
   int decimals = 2;
-  for (double below = 0.1; m > 0.0 && m < below && decimals < 8; below /= 10.0) ++decimals;
+  for (double below = 1.0; m > 0.0 && m < below && decimals < 10; below /= 10.0) ++decimals;
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f MiB", decimals, m);
   return buf;
@@ -185,7 +185,8 @@ PetscErrorCode view_compressed_plan(PetscViewer viewer, const engine::Plan& plan
       "last is measured in RAM, so it may hold one more for a moment); %lld compressed worse "
       "than planned and were moved to disk%s\n",
       mib((double)c.peak_stored_bytes).c_str(), (long long)c.moved_to_disk,
-      c.moved_to_disk > 0 ? " (a write and a read each, which the plan's cost does not count)"
+      c.moved_to_disk > 0 ? " (a write each, and a read where the reverse restores one: costs "
+                            "the plan does not count)"
                           : ""));
   if (c.dropped > 0) {
     std::string how;

@@ -120,6 +120,7 @@ RamStore::RamStore(const StoreConfig& config) {
   check_codec(config.codec, "ram store codec");
   // On one CPU the I/O thread would take turns with the caller: the codec stays here.
   one_cpu_ = cpus_allowed() < 2;
+  config_async_ = config.async_io;
   async_ = config.async_io && !one_cpu_;
   inline_bytes_ = config.inline_io_bytes;
   if (config.codec.name != "none") {
@@ -249,6 +250,7 @@ void RamStore::put_coded(Entry& e, const CheckpointView& checkpoint) {
   job.compute = [c] { c->run(); };
   e.coded = io_->submit(std::move(job), this);
   in_flight_.push_back(&e);
+  ++behind_puts_;
 }
 
 bool RamStore::harvest(Entry& e, bool wait) const {
@@ -399,15 +401,18 @@ void RamStore::erase(const Key& key) {
 
 std::string RamStore::io_mode() const {
   if (codec_.name == "none") return "in memory";
-  if (async_) {
-    return "in memory; compressed behind and decoded ahead on the process I/O thread "
-           "(checkpoints above " +
-           std::to_string(inline_bytes_) + " bytes)";
+  const std::string here = "in memory; compressed on the caller's thread";
+  if (!config_async_) return here + " (StoreConfig::async_io is off)";
+  if (one_cpu_) {
+    return here + ": this rank may run on one CPU only, which the I/O thread would share";
   }
-  return !one_cpu_ ? "in memory; compressed on the caller's thread (StoreConfig::async_io "
-                     "is off)"
-                   : "in memory; compressed on the caller's thread: this rank may run "
-                     "on one CPU only, which the I/O thread would share";
+  const std::string above = std::to_string(inline_bytes_) + " bytes";
+  if (behind_puts_ == 0) {
+    return here + ": no checkpoint was above " + above +
+           " (smaller ones cost less to compress than to hand over)";
+  }
+  return "in memory; compressed behind and decoded ahead on the process I/O thread (" +
+         std::to_string(behind_puts_) + " checkpoints above " + above + ")";
 }
 
 bool RamStore::contains(const Key& key) const {

@@ -105,7 +105,9 @@ class RamStore final : public Store {
   int rank_ = -1;
   CodecSpec codec_;
   bool async_ = false;
-  bool one_cpu_ = false;  // the thread that made the store may run on one CPU only
+  bool one_cpu_ = false;          // the thread that made the store may run on one CPU only
+  bool config_async_ = false;     // StoreConfig::async_io
+  std::int64_t behind_puts_ = 0;  // checkpoints compressed on the I/O thread
   std::int64_t inline_bytes_ = 0;
   std::vector<double> scratch_;  // with a codec, on the caller's thread: a checkpoint decoded
   std::shared_ptr<detail::IoThread> io_;  // the process's I/O thread, once a codec runs there

@@ -185,26 +185,39 @@ TEST_F(RamStoreBehind, DestroyedWithJobsInFlight) {
 }
 
 // Bound to one CPU, the I/O thread would take turns with the caller: the codec stays on the
-// caller's thread, and io_mode() says why.
+// caller's thread, and io_mode() says why; it names async_io off first, and says when no
+// checkpoint was large enough to go behind.
 TEST_F(RamStoreBehind, ARankBoundToOneCpuCompressesOnItsOwnThread) {
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(sched_getcpu(), &one);
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
   auto bound = make_store("ram", behind_config({"zstd"}));
+  auto bound_sync = make_store("ram", behind_config({"zstd"}, false));
   ASSERT_TRUE(test_support::on_every_cpu());
   auto free = make_store("ram", behind_config({"zstd"}));
-  EXPECT_NE(bound->io_mode().find("one CPU only"), std::string::npos) << bound->io_mode();
-  EXPECT_NE(free->io_mode().find("on the process I/O thread"), std::string::npos)
-      << free->io_mode();
+  StoreConfig small_only = behind_config({"zstd"});
+  small_only.inline_io_bytes = 1 << 20;
+  auto small = make_store("ram", small_only);
+  const auto says = [](Store& store, const char* what) {
+    EXPECT_NE(store.io_mode().find(what), std::string::npos) << store.io_mode();
+  };
+  says(*bound, "one CPU only");
+  says(*bound_sync, "(StoreConfig::async_io is off)");
   TestCheckpoint a = smooth(20000, 0.15);
   {
     Paused held;  // the bound store never needs the I/O thread
     bound->put(restart(1), a.view());
     EXPECT_GT(bound->stats().compress_seconds, 0.0);
+    small->put(restart(1), a.view());  // 160 KB, below its 1 MiB
+    says(*small, "no checkpoint was above 1048576 bytes");
+    EXPECT_EQ(small->stats().codec_io_thread_seconds, 0.0);
   }
   EXPECT_EQ(bound->stats().codec_io_thread_seconds, 0.0);
   expect_bitwise(*bound, restart(1), a);
+  free->put(restart(1), a.view());
+  free->put(restart(2), a.view());
+  says(*free, "on the process I/O thread (2 checkpoints above 0 bytes)");
 }
 
 }  // namespace
