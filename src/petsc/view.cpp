@@ -237,8 +237,10 @@ PetscErrorCode view_ram_codec(PetscViewer viewer, const RunReport& r,
   }
   if (r.plan.compressed_budget > 0) {
     PetscCall(view_compressed_plan(viewer, r.plan, stats));
-  } else if (r.codec != "none" && r.plan.sizes.compress_source.rfind("measured", 0) == 0) {
-    // Asked to plan with a measured ratio that gave none worth counting on.
+  } else if (r.codec != "none" && !r.plan.sizes.compress_source.empty() &&
+             r.plan.sizes.compress_ratio <= 1.0) {
+    // Asked for a measured ratio (a source, and a ratio that fell to 1; a given one is above 1)
+    // that gave none worth counting on.
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "    planned as uncompressed: the compression ratio %s, with its margin of %.2g, is "

@@ -121,7 +121,6 @@ RamStore::RamStore(const StoreConfig& config) {
   // On one CPU the I/O thread would take turns with the caller: the codec stays here.
   one_cpu_ = cpus_allowed() < 2;
   config_async_ = config.async_io;
-  async_ = config.async_io && !one_cpu_;
   inline_bytes_ = config.inline_io_bytes;
   if (config.codec.name != "none") {
     codec_ = config.codec;
@@ -177,7 +176,21 @@ std::size_t RamStore::take_slot(std::size_t doubles) {
 }
 
 bool RamStore::behind(std::int64_t bytes) const {
-  return async_ && bytes > inline_bytes_;
+  return config_async_ && !one_cpu_ && bytes > inline_bytes_;
+}
+
+std::vector<double> RamStore::take_buffer(std::int64_t values) const {
+  std::vector<double> buffer;
+  if (!spare_.empty()) {
+    buffer = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  buffer.resize(static_cast<std::size_t>(values));
+  return buffer;
+}
+
+void RamStore::give_back(std::vector<double>&& buffer) const {
+  if (spare_.size() < kInFlight + kAhead) spare_.push_back(std::move(buffer));
 }
 
 void RamStore::io_wait(const detail::Ticket& ticket) const {
@@ -225,11 +238,7 @@ void RamStore::put_coded(Entry& e, const CheckpointView& checkpoint) {
   c->per_field = e.lossy && std::any_of(checkpoint.fields.begin(), checkpoint.fields.end(),
                                         [](const FieldView& f) { return !f.grid.empty(); });
   e.per_field = c->per_field;
-  if (!spare_.empty()) {
-    c->values = std::move(spare_.back());
-    spare_.pop_back();
-  }
-  c->values.resize(static_cast<std::size_t>(e.layout.doubles()));
+  c->values = take_buffer(e.layout.doubles());
   detail::pack(checkpoint, c->values);
   for (const FieldView& f : checkpoint.fields) {
     if (!c->per_field) break;
@@ -272,7 +281,7 @@ bool RamStore::harvest(Entry& e, bool wait) const {
   stats_.bytes_written += bytes;
   stats_.live_bytes += bytes;
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.live_bytes);
-  if (spare_.size() < kInFlight + kAhead) spare_.push_back(std::move(c.values));
+  give_back(std::move(c.values));
   e.coding.reset();
   e.coded.reset();
   return true;
@@ -334,7 +343,7 @@ void RamStore::get_coded(const Key& key, Entry& entry, const CheckpointSpan& out
     stats_.decompress_seconds += a->seconds;
     stats_.codec_io_thread_seconds += a->seconds;
     detail::unpack(a->values, out);
-    if (spare_.size() < kInFlight + kAhead) spare_.push_back(std::move(a->values));
+    give_back(std::move(a->values));
     return;
   }
   const auto td = SteadyClock::now();
@@ -360,11 +369,7 @@ void RamStore::prefetch(const Key& key) {
     return;
   }
   auto d = std::make_shared<Decoding>();
-  if (!spare_.empty()) {
-    d->values = std::move(spare_.back());
-    spare_.pop_back();
-  }
-  d->values.resize(static_cast<std::size_t>(e.layout.doubles()));
+  d->values = take_buffer(e.layout.doubles());
   if (!io_) io_ = detail::IoThread::acquire();
   detail::IoJob job;
   job.kind = detail::IoJob::Kind::Compute;

@@ -100,11 +100,14 @@ class RamStore final : public Store {
   void harvest_done(bool wait) const;  // every compression in flight that is made (or all)
   void forget_in_flight(const Entry& entry) const;
   void io_wait(const detail::Ticket& ticket) const;  // counted in StoreStats::wait_seconds
+  // A buffer of `values` doubles for a checkpoint, reused from spare_ where one is left, and
+  // back into spare_, which keeps at most kInFlight + kAhead of them.
+  std::vector<double> take_buffer(std::int64_t values) const;
+  void give_back(std::vector<double>&& buffer) const;
   [[noreturn]] void throw_corrupt(const Key& key, const std::string& what) const;
 
   int rank_ = -1;
   CodecSpec codec_;
-  bool async_ = false;
   bool one_cpu_ = false;          // the thread that made the store may run on one CPU only
   bool config_async_ = false;     // StoreConfig::async_io
   std::int64_t behind_puts_ = 0;  // checkpoints compressed on the I/O thread
