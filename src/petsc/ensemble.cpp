@@ -13,6 +13,7 @@
 
 #include "check.hpp"
 #include "made_dirs.hpp"
+#include "private_access.hpp"
 #include "resume_identity.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/engine/stores.hpp"
@@ -36,10 +37,13 @@ struct Settings {
   PetscInt max_cps_disk = -1;
   std::string dirname = ".";
   PetscBool async = PETSC_TRUE;
-  PetscReal failure_wait = 30;           ///< EnsembleConfig::failure_wait_seconds
-  PetscBool resume = PETSC_FALSE;        ///< EnsembleConfig::resume (enabled and resume)
-  std::string compress = "none";         ///< the groups' stores' codec (StoreConfig::codec)
-  PetscBool compress_disk = PETSC_TRUE;  ///< ... for their disk checkpoints too
+  PetscReal failure_wait = 30;       ///< EnsembleConfig::failure_wait_seconds
+  PetscBool resume = PETSC_FALSE;    ///< EnsembleConfig::resume (enabled and resume)
+  std::string compress = "none";     ///< the groups' stores' codec (StoreConfig::codec)
+  PetscReal compress_tolerance = 0;  ///< zfp: CodecSpec::tolerance
+  PetscInt compress_precision = 0;   ///< zfp-precision: CodecSpec::precision
+  PetscBool compress_lossy_pullbacks = PETSC_FALSE;  ///< StoresConfig::lossy_pullbacks
+  PetscBool compress_disk = PETSC_TRUE;              ///< ... for their disk checkpoints too
 };
 
 }  // namespace
@@ -100,6 +104,9 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
         {"-rewind_ensemble_failure_wait", setting_hash(s.failure_wait)},
         {"-rewind_ensemble_resume", setting_hash(s.resume)},
         {"-rewind_ensemble_compress", setting_hash(s.compress)},
+        {"-rewind_ensemble_compress_tolerance", setting_hash(s.compress_tolerance)},
+        {"-rewind_ensemble_compress_precision", setting_hash(s.compress_precision)},
+        {"-rewind_ensemble_compress_lossy_pullbacks", setting_hash(s.compress_lossy_pullbacks)},
         {"-rewind_ensemble_compress_disk", setting_hash(s.compress_disk)}};
     PetscCallCXX(rwd::comm::agree_settings(comm, settings));
   }
@@ -108,16 +115,19 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
   PetscCheck(s.max_cps_ram >= -1 && s.max_cps_disk >= -1, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
              "for no limit");
-  PetscCheck(!rwd::storage::codec_is_lossy(s.compress), comm, PETSC_ERR_SUP,
-             "-rewind_ensemble_compress %s: a lossy codec, and compressing an ensemble's group "
-             "checkpoints lossily is not supported yet (a trajectory's are: "
-             "-ts_trajectory_rewind_compress zfp); use a lossless one (zstd or blosc)",
-             s.compress.c_str());
   try {
-    rwd::storage::check_codec({s.compress, 0.0, 0}, "-rewind_ensemble_compress");
+    rwd::storage::check_codec({s.compress, static_cast<double>(s.compress_tolerance),
+                               static_cast<int>(s.compress_precision)},
+                              "-rewind_ensemble_compress", "-rewind_ensemble_compress_tolerance",
+                              "-rewind_ensemble_compress_precision");
   } catch (const rwd::Error& err) {
     SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", err.what());
   }
+  PetscCheck(!s.compress_lossy_pullbacks || rwd::storage::codec_is_lossy(s.compress), comm,
+             PETSC_ERR_ARG_INCOMP,
+             "-rewind_ensemble_compress_lossy_pullbacks compresses stage values lossily, and "
+             "-rewind_ensemble_compress %s is not lossy; choose zfp or leave it false",
+             s.compress.c_str());
   PetscFunctionReturn(0);
 }
 
@@ -128,11 +138,49 @@ void make_runner(RewindEnsemble e) {
   sc.store.async_io = e->settings.async == PETSC_TRUE;
   sc.ram = e->settings.max_cps_ram < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_ram;
   sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
-  sc.store.codec.name = e->settings.compress;
+  sc.store.codec = {e->settings.compress, static_cast<double>(e->settings.compress_tolerance),
+                    static_cast<int>(e->settings.compress_precision)};
+  sc.lossy_pullbacks = e->settings.compress_lossy_pullbacks == PETSC_TRUE;
   sc.compress_disk = e->settings.compress_disk == PETSC_TRUE;
   e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,
                                                     e->output_size, e->gradient_size, sc);
   e->runner->estimates = &e->estimates;
+}
+
+// The -rewind_ensemble_compress* options, inside RewindEnsembleSetFromOptions' option block.
+PetscErrorCode read_compress_options(rwd::petsc::Settings& s,
+                                     rwd::petsc::detail::OptionItems PetscOptionsObject) {
+  char compress[64];
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(compress, s.compress.c_str(), sizeof compress));
+  PetscCall(PetscOptionsString("-rewind_ensemble_compress",
+                               "Compress the checkpoints of every group's tapes: none, zstd or "
+                               "blosc (lossless; disk checkpoints too, on the I/O thread, unless "
+                               "-rewind_ensemble_compress_disk 0), zfp or zfp-precision (lossy, "
+                               "RAM restart states only unless "
+                               "-rewind_ensemble_compress_lossy_pullbacks)",
+                               "RewindEnsembleSetFromOptions", compress, compress, sizeof compress,
+                               NULL));
+  PetscCall(PetscOptionsReal(
+      "-rewind_ensemble_compress_tolerance", "zfp: the largest absolute error of a restored value",
+      "RewindEnsembleSetFromOptions", s.compress_tolerance, &s.compress_tolerance, NULL));
+  PetscCall(PetscOptionsInt("-rewind_ensemble_compress_precision",
+                            "zfp-precision: bits kept of each block of values (1..64)",
+                            "RewindEnsembleSetFromOptions", s.compress_precision,
+                            &s.compress_precision, NULL));
+  PetscCall(PetscOptionsBool("-rewind_ensemble_compress_lossy_pullbacks",
+                             "With a lossy codec: compress the stage values adjoint steps read "
+                             "lossily too (more checkpoints fit; a larger gradient error)",
+                             "RewindEnsembleSetFromOptions", s.compress_lossy_pullbacks,
+                             &s.compress_lossy_pullbacks, NULL));
+  PetscCall(PetscOptionsBool("-rewind_ensemble_compress_disk",
+                             "With -rewind_ensemble_compress: compress the groups' disk "
+                             "checkpoints (spilled tapes) too (fewer bytes moved; the file keeps "
+                             "room for the values)",
+                             "RewindEnsembleSetFromOptions", s.compress_disk, &s.compress_disk,
+                             NULL));
+  s.compress = compress;
+  PetscFunctionReturn(0);
 }
 
 }  // namespace
@@ -165,13 +213,12 @@ PetscErrorCode RewindEnsembleDestroy(RewindEnsemble* ens) {
 
 PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
   rwd::petsc::Settings& s = e->settings;
-  char assign[32], claim[32], dir[PETSC_MAX_PATH_LEN], compress[64];
+  char assign[32], claim[32], dir[PETSC_MAX_PATH_LEN];
   PetscBool flg = PETSC_FALSE;
   PetscFunctionBegin;
   PetscCall(PetscStrncpy(assign, s.assign.c_str(), sizeof assign));
   PetscCall(PetscStrncpy(claim, s.claim.c_str(), sizeof claim));
   PetscCall(PetscStrncpy(dir, s.dirname.c_str(), sizeof dir));
-  PetscCall(PetscStrncpy(compress, s.compress.c_str(), sizeof compress));
   PetscOptionsBegin(e->comm, NULL, "rewind ensemble options (independent adjoint tasks)", NULL);
   PetscCall(PetscOptionsInt("-rewind_ensemble_group_size", "Ranks per group (divides the size)",
                             "RewindEnsembleSetFromOptions", s.group_size, &s.group_size, NULL));
@@ -201,23 +248,11 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                              "Keep a manifest in -rewind_ensemble_dirname and go on from a killed "
                              "run's (the same command again)",
                              "RewindEnsembleSetFromOptions", s.resume, &s.resume, NULL));
-  PetscCall(PetscOptionsString("-rewind_ensemble_compress",
-                               "Compress the checkpoints of every group's tapes: none, zstd or "
-                               "blosc (lossless); disk checkpoints too, on the I/O thread, unless "
-                               "-rewind_ensemble_compress_disk 0",
-                               "RewindEnsembleSetFromOptions", compress, compress, sizeof compress,
-                               NULL));
-  PetscCall(PetscOptionsBool("-rewind_ensemble_compress_disk",
-                             "With -rewind_ensemble_compress: compress the groups' disk "
-                             "checkpoints (spilled tapes) too (fewer bytes moved; the file keeps "
-                             "room for the values)",
-                             "RewindEnsembleSetFromOptions", s.compress_disk, &s.compress_disk,
-                             NULL));
+  PetscCall(read_compress_options(s, PetscOptionsObject));
   PetscOptionsEnd();
   s.assign = assign;
   s.claim = claim;
   s.dirname = dir;
-  s.compress = compress;
   PetscCall(agree_and_check(e->comm, s));
   rwd::ensemble::EnsembleConfig c;
   c.group_size = static_cast<int>(s.group_size);
@@ -459,12 +494,24 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
   if (e->runner && e->settings.compress != "none") {
     // This rank's group store (every rank of a group holds its own blocks).
     const rwd::storage::StoreStats c = e->runner->stores().ram().stats();
+    const rwd::petsc::Settings& s = e->settings;
+    std::string lossy;  // what a lossy codec keeps, after the option's name
+    if (rwd::storage::codec_is_lossy(s.compress)) {
+      char bound[64];
+      if (s.compress_precision > 0) {
+        std::snprintf(bound, sizeof bound, "; lossy, %d bits kept", (int)s.compress_precision);
+      } else {
+        std::snprintf(bound, sizeof bound, "; lossy, tolerance %g", (double)s.compress_tolerance);
+      }
+      lossy = std::string(bound) +
+              (s.compress_lossy_pullbacks ? ", stage values too" : ", restart states only");
+    }
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "  group RAM checkpoints compressed by %s (-rewind_ensemble_compress): %lld bytes stored "
-        "for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f s, "
+        "  group RAM checkpoints compressed by %s (-rewind_ensemble_compress%s): %lld bytes "
+        "stored for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f s, "
         "%.4f s of it on the I/O thread\n",
-        e->settings.compress.c_str(), (long long)c.bytes_written,
+        s.compress.c_str(), lossy.c_str(), (long long)c.bytes_written,
         (long long)c.uncompressed_bytes_written,
         (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
         c.compress_seconds, c.decompress_seconds, c.codec_io_thread_seconds));

@@ -104,6 +104,7 @@ expect_refused(-rewind_ensemble_max_cps_ram 5 6)
 expect_refused(-rewind_ensemble_max_cps_disk 4 - -rewind_ensemble_dirname ens-ckpt)
 expect_refused(-rewind_ensemble_async 0 1)
 expect_refused(-rewind_ensemble_compress zstd blosc)
+expect_refused(-rewind_ensemble_compress_tolerance 1e-6 1e-8 -rewind_ensemble_compress zfp)
 # The rewind-ensemble app's own options (-compare_serial on one rank hung).
 if(ENSEMBLE_APP)
   set(EXE ${ENSEMBLE_APP})

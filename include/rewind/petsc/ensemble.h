@@ -22,7 +22,12 @@
                                             command again, on any multiple of g ranks
                                             (docs/ensemble.md, "Resume after a kill")
      -rewind_ensemble_compress <codec>      compress every group's RAM checkpoints: none (the
-                                            default), zstd or blosc (lossless: the same bits)
+                                            default), zstd or blosc (lossless: the same bits),
+                                            zfp or zfp-precision (lossy: restart states within
+                                            the tolerance, stage values exact)
+     -rewind_ensemble_compress_tolerance <e>  zfp: the largest error of a restored value
+     -rewind_ensemble_compress_precision <bits>  zfp-precision: bits kept
+     -rewind_ensemble_compress_lossy_pullbacks <bool>  zfp: stage values lossy too
    Each task's own budget and schedule are the usual -ts_trajectory_* options of its TS.
 
    Every function is collective on the ensemble's communicator unless it says otherwise; the
