@@ -441,9 +441,13 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
                           : p.ram >= kUnlimitedRam ? "unlimited"
                           : o.ram_bytes > 0        ? std::to_string(p.ram)
                                                    : "unlimited";
+  // A reverse planned again after drops (the codec line below says why) names its schedule too.
+  const std::string again = r.finished ? r.stats.ram_codec.replanned_schedule : std::string();
+  const std::string schedule =
+      again.empty() ? r.plan.schedule : r.plan.schedule + ", its reverse planned again as " + again;
   PetscCall(PetscViewerASCIIPrintf(
-      viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n",
-      r.plan.schedule.c_str(), ram.c_str(), disk.c_str(),
+      viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n", schedule.c_str(),
+      ram.c_str(), disk.c_str(),
       p.steps == 0 ? " (online: step count not known in advance)" : ""));
   PetscCall(view_plan(viewer, r, o));
   if (!r.finished) {
