@@ -43,6 +43,15 @@ GAINED = re.compile(r"(\d+) RAM checkpoints in the budget of [0-9.]+ MiB, (\d+) 
 MOVED = re.compile(r"(\d+) compressed worse than planned and were moved to disk")
 
 
+def codec_args(codec):
+    """A plan's codec, "zstd" or "zstd/3" (a compression level): its words and its options."""
+    name, _, level = codec.partition("/")
+    args = ["-ts_trajectory_rewind_compress", name]
+    if level:
+        return f"{name} level {level}", args + ["-ts_trajectory_rewind_compress_level", level]
+    return name, args
+
+
 def configs(n, plans, spill_plans, lossy_plans, lossy_spill_plans, disk):
     """The configurations, each with the name of the uncompressed run of the same budget (RAM
     and disk) it is compared with ("baseline")."""
@@ -61,18 +70,18 @@ def configs(n, plans, spill_plans, lossy_plans, lossy_spill_plans, disk):
     for codec, ratio, spill in ([(c, "1", False) for c in codecs] +
                                 [(c, r, False) for c, r in plans] +
                                 [(c, r, True) for c, r in spill_plans]):
-        out.append(Config(f"rewind {codec} ratio {ratio}" + (f" + {disk} disk" if spill else ""),
-                          rewind + ["-ts_trajectory_rewind_compress", codec,
-                                    "-ts_trajectory_rewind_compress_ratio", ratio] +
+        words, args = codec_args(codec)
+        out.append(Config(f"rewind {words} ratio {ratio}" + (f" + {disk} disk" if spill else ""),
+                          rewind + args + ["-ts_trajectory_rewind_compress_ratio", ratio] +
                           (with_disk if spill else []), "rewind", f"{n} checkpoints"))
     # Disk compression (on the I/O thread by default with a lossless codec): alone (RAM planned
     # as uncompressed), and the spill plans with it turned off.
     for codec, ratio in spill_plans:
-        out.append(Config(f"rewind {codec} ratio 1 + {disk} disk", rewind + [
-            "-ts_trajectory_rewind_compress", codec] + with_disk, "rewind", f"{n} checkpoints"))
-        out.append(Config(f"rewind {codec} ratio {ratio} + {disk} disk, disk uncompressed",
-                          rewind + ["-ts_trajectory_rewind_compress", codec,
-                                    "-ts_trajectory_rewind_compress_ratio", ratio,
+        words, args = codec_args(codec)
+        out.append(Config(f"rewind {words} ratio 1 + {disk} disk", rewind + args + with_disk,
+                          "rewind", f"{n} checkpoints"))
+        out.append(Config(f"rewind {words} ratio {ratio} + {disk} disk, disk uncompressed",
+                          rewind + args + ["-ts_trajectory_rewind_compress_ratio", ratio,
                                     "-ts_trajectory_rewind_compress_disk", "0"] + with_disk,
                           "rewind", f"{n} checkpoints"))
     for (tolerance, ratio), spill in ([(p, False) for p in lossy_plans] +
@@ -123,7 +132,8 @@ def main():
     ap = ex5adj_arguments(__doc__, "build/bench/petsc/compress")
     ap.add_argument("--budget", type=int, default=10)
     ap.add_argument("--plans", default="zstd:1.5,blosc:1.05",
-                    help="codec:ratio pairs, each run with that planning ratio")
+                    help="codec:ratio pairs, each run with that planning ratio; codec/level "
+                    "(zstd/3) gives a compression level")
     ap.add_argument("--spill-plans", default="zstd:2",
                     help="codec:ratio pairs run with --disk disk checkpoints, for what does not fit")
     ap.add_argument("--disk", type=int, default=40)

@@ -57,6 +57,7 @@ std::vector<comm::Setting> settings_of(const RecordingConfig& c, const StoresCon
                            {n.compress, setting_hash(st->store.codec.name)},
                            {n.compress_tolerance, setting_hash(st->store.codec.tolerance)},
                            {n.compress_precision, setting_hash(st->store.codec.precision)},
+                           {n.compress_level, setting_hash(st->store.codec.level)},
                            {n.lossy_pullbacks, setting_hash(st->lossy_pullbacks)},
                            {n.compress_disk, setting_hash(st->compress_disk)}});
   }

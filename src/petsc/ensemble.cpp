@@ -42,6 +42,7 @@ struct Settings {
   std::string compress = "none";     ///< the groups' stores' codec (StoreConfig::codec)
   PetscReal compress_tolerance = 0;  ///< zfp: CodecSpec::tolerance
   PetscInt compress_precision = 0;   ///< zfp-precision: CodecSpec::precision
+  PetscInt compress_level = 0;       ///< zstd, blosc: CodecSpec::level
   PetscBool compress_lossy_pullbacks = PETSC_FALSE;  ///< StoresConfig::lossy_pullbacks
   PetscBool compress_disk = PETSC_TRUE;              ///< ... for their disk checkpoints too
 };
@@ -106,6 +107,7 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
         {"-rewind_ensemble_compress", setting_hash(s.compress)},
         {"-rewind_ensemble_compress_tolerance", setting_hash(s.compress_tolerance)},
         {"-rewind_ensemble_compress_precision", setting_hash(s.compress_precision)},
+        {"-rewind_ensemble_compress_level", setting_hash(s.compress_level)},
         {"-rewind_ensemble_compress_lossy_pullbacks", setting_hash(s.compress_lossy_pullbacks)},
         {"-rewind_ensemble_compress_disk", setting_hash(s.compress_disk)}};
     PetscCallCXX(rwd::comm::agree_settings(comm, settings));
@@ -116,10 +118,11 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
              "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
              "for no limit");
   try {
-    rwd::storage::check_codec({s.compress, static_cast<double>(s.compress_tolerance),
-                               static_cast<int>(s.compress_precision)},
-                              "-rewind_ensemble_compress", "-rewind_ensemble_compress_tolerance",
-                              "-rewind_ensemble_compress_precision");
+    rwd::storage::check_codec(
+        {s.compress, static_cast<double>(s.compress_tolerance),
+         static_cast<int>(s.compress_precision), static_cast<int>(s.compress_level)},
+        "-rewind_ensemble_compress", "-rewind_ensemble_compress_tolerance",
+        "-rewind_ensemble_compress_precision", "-rewind_ensemble_compress_level");
   } catch (const rwd::Error& err) {
     SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", err.what());
   }
@@ -139,7 +142,8 @@ void make_runner(RewindEnsemble e) {
   sc.ram = e->settings.max_cps_ram < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_ram;
   sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
   sc.store.codec = {e->settings.compress, static_cast<double>(e->settings.compress_tolerance),
-                    static_cast<int>(e->settings.compress_precision)};
+                    static_cast<int>(e->settings.compress_precision),
+                    static_cast<int>(e->settings.compress_level)};
   sc.lossy_pullbacks = e->settings.compress_lossy_pullbacks == PETSC_TRUE;
   sc.compress_disk = e->settings.compress_disk == PETSC_TRUE;
   e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,
@@ -168,6 +172,11 @@ PetscErrorCode read_compress_options(rwd::petsc::Settings& s,
                             "zfp-precision: bits kept of each block of values (1..64)",
                             "RewindEnsembleSetFromOptions", s.compress_precision,
                             &s.compress_precision, NULL));
+  PetscCall(PetscOptionsInt("-rewind_ensemble_compress_level",
+                            "zstd (1..19) and blosc (1..9): the compression level (0: zstd 1, "
+                            "blosc 5)",
+                            "RewindEnsembleSetFromOptions", s.compress_level, &s.compress_level,
+                            NULL));
   PetscCall(PetscOptionsBool("-rewind_ensemble_compress_lossy_pullbacks",
                              "With a lossy codec: compress the stage values adjoint steps read "
                              "lossily too (more checkpoints fit; a larger gradient error)",
@@ -495,7 +504,7 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
     // This rank's group store (every rank of a group holds its own blocks).
     const rwd::storage::StoreStats c = e->runner->stores().ram().stats();
     const rwd::petsc::Settings& s = e->settings;
-    std::string lossy;  // what a lossy codec keeps, after the option's name
+    std::string setting;  // a level, or what a lossy codec keeps, after the option's name
     if (rwd::storage::codec_is_lossy(s.compress)) {
       char bound[64];
       if (s.compress_precision > 0) {
@@ -503,15 +512,16 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
       } else {
         std::snprintf(bound, sizeof bound, "; lossy, tolerance %g", (double)s.compress_tolerance);
       }
-      lossy = std::string(bound) +
-              (s.compress_lossy_pullbacks ? ", stage values too" : ", restart states only");
+      setting = std::string(bound) +
+                (s.compress_lossy_pullbacks ? ", stage values too" : ", restart states only");
     }
+    if (s.compress_level > 0) setting += "; level " + std::to_string(s.compress_level);
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "  group RAM checkpoints compressed by %s (-rewind_ensemble_compress%s): %lld bytes "
         "stored for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f s, "
         "%.4f s of it on the I/O thread\n",
-        s.compress.c_str(), lossy.c_str(), (long long)c.bytes_written,
+        s.compress.c_str(), setting.c_str(), (long long)c.bytes_written,
         (long long)c.uncompressed_bytes_written,
         (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
         c.compress_seconds, c.decompress_seconds, c.codec_io_thread_seconds));

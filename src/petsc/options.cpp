@@ -45,6 +45,7 @@ engine::SettingNames option_names() {
   n.compress_disk = "-ts_trajectory_rewind_compress_disk";
   n.compress_tolerance = "-ts_trajectory_rewind_compress_tolerance";
   n.compress_precision = "-ts_trajectory_rewind_compress_precision";
+  n.compress_level = "-ts_trajectory_rewind_compress_level";
   n.verify = "-ts_trajectory_rewind_verify";
   n.pullback_data = "stages";
   n.directory = "-ts_trajectory_dirname";
@@ -91,6 +92,7 @@ PetscErrorCode mark_options_used(TSTrajectory tj) {
                                       "-ts_trajectory_rewind_compress_ratio",
                                       "-ts_trajectory_rewind_compress_lossy_pullbacks",
                                       "-ts_trajectory_rewind_compress_precision",
+                                      "-ts_trajectory_rewind_compress_level",
                                       "-ts_trajectory_rewind_compress_disk"};
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
@@ -191,11 +193,11 @@ PetscErrorCode check_compress(Options& o, const Texts& t, MPI_Comm comm) {
     }
   }
   try {
-    storage::check_codec({o.compress, static_cast<double>(o.compress_tolerance),
-                          static_cast<int>(o.compress_precision)},
-                         "-ts_trajectory_rewind_compress",
-                         "-ts_trajectory_rewind_compress_tolerance",
-                         "-ts_trajectory_rewind_compress_precision");
+    storage::check_codec(
+        {o.compress, static_cast<double>(o.compress_tolerance),
+         static_cast<int>(o.compress_precision), static_cast<int>(o.compress_level)},
+        "-ts_trajectory_rewind_compress", "-ts_trajectory_rewind_compress_tolerance",
+        "-ts_trajectory_rewind_compress_precision", "-ts_trajectory_rewind_compress_level");
   } catch (const Error& e) {
     SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
   }
@@ -302,6 +304,11 @@ PetscErrorCode read_compress_options(Options& o, Texts& t, detail::OptionItems P
                             "zfp-precision: the bits kept of each block of four values (1 to 64)",
                             "TSTrajectoryRewindSetCompressPrecision", o.compress_precision,
                             &o.compress_precision, nullptr));
+  PetscCall(PetscOptionsInt(
+      "-ts_trajectory_rewind_compress_level",
+      "zstd (1 to 19) and blosc (1 to 9): the compression level, higher for smaller checkpoints "
+      "at more time (0: zstd 1, blosc 5)",
+      "TSTrajectoryRewindSetCompressLevel", o.compress_level, &o.compress_level, nullptr));
   PetscCall(PetscOptionsBool(
       "-ts_trajectory_rewind_compress_lossy_pullbacks",
       "With a lossy codec (zfp): compress the stage values adjoint steps read lossily too (more "

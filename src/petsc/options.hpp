@@ -48,6 +48,8 @@ struct Options {
   PetscBool compress_disk = PETSC_TRUE;
   /// zfp-precision: the bits kept (CodecSpec::precision).
   PetscInt compress_precision = 0;
+  /// zstd and blosc: the compression level, 0 for the codec's default (CodecSpec::level).
+  PetscInt compress_level = 0;
   /// The ratio compressed RAM checkpoints are planned with (RecordingConfig::compress_ratio).
   PetscReal compress_ratio = 1;
 

@@ -143,7 +143,8 @@ RunConfig make_run_config(TSTrajectory tj, TS ts, const Options& o, PetscInt ste
   s.store.async_io = o.async == PETSC_TRUE;
   s.store.max_staged_bytes = static_cast<std::int64_t>(o.max_staged_bytes);
   s.store.codec = {o.compress, static_cast<double>(o.compress_tolerance),
-                   o.compress == "zfp-precision" ? static_cast<int>(o.compress_precision) : 0};
+                   o.compress == "zfp-precision" ? static_cast<int>(o.compress_precision) : 0,
+                   static_cast<int>(o.compress_level)};
   s.lossy_pullbacks = o.compress_lossy_pullbacks == PETSC_TRUE;
   s.compress_disk = o.compress_disk == PETSC_TRUE;
   // One budget over everything a run keeps, its segments included (a run is planned in several

@@ -25,7 +25,9 @@ namespace {
 // compresses ("zfp (within 1e-08; solution checkpoints only, stages exact)").
 std::string codec_words(const engine::StoresConfig& s) {
   const storage::CodecSpec& c = s.store.codec;
-  if (!storage::codec_is_lossy(c.name)) return c.name;
+  if (!storage::codec_is_lossy(c.name)) {
+    return c.level > 0 ? c.name + " (level " + std::to_string(c.level) + ")" : c.name;
+  }
   char bound[48];
   if (c.precision > 0) {
     std::snprintf(bound, sizeof bound, "%d bits", c.precision);

@@ -318,17 +318,31 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory tj, const char codec[]
   PetscFunctionBegin;
   if (!is_rewind(tj)) PetscFunctionReturn(0);
   const std::string name = codec ? codec : "";
-  // zfp-precision takes the bits TSTrajectoryRewindSetCompressPrecision set before.
+  // zfp-precision takes the bits TSTrajectoryRewindSetCompressPrecision set before, zstd and
+  // blosc the level TSTrajectoryRewindSetCompressLevel set.
   const int bits = name == "zfp-precision" ? static_cast<int>(options(tj).compress_precision) : 0;
   try {
-    rwd::storage::check_codec({name, static_cast<double>(tolerance), bits},
-                              "TSTrajectoryRewindSetCompress", "its tolerance",
-                              "TSTrajectoryRewindSetCompressPrecision, called first");
+    rwd::storage::check_codec(
+        {name, static_cast<double>(tolerance), bits, static_cast<int>(options(tj).compress_level)},
+        "TSTrajectoryRewindSetCompress", "its tolerance",
+        "TSTrajectoryRewindSetCompressPrecision, called first",
+        "TSTrajectoryRewindSetCompressLevel, called first");
   } catch (const rwd::Error& e) {
     SETERRQ(PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE, "%s", e.what());
   }
   options(tj).compress = codec;
   options(tj).compress_tolerance = tolerance;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TSTrajectoryRewindSetCompressLevel(TSTrajectory tj, PetscInt level) {
+  PetscFunctionBegin;
+  if (!is_rewind(tj)) PetscFunctionReturn(0);
+  PetscCheck(level >= 0 && level <= 19, PetscObjectComm((PetscObject)tj), PETSC_ERR_ARG_OUTOFRANGE,
+             "TSTrajectoryRewindSetCompressLevel: the level must be 1 to 19 for zstd, 1 to 9 for "
+             "blosc, or 0 for the codec's default, got %" PetscInt_FMT,
+             level);
+  options(tj).compress_level = level;
   PetscFunctionReturn(0);
 }
 

@@ -447,8 +447,7 @@ PetscErrorCode view(TSTrajectory tj, PetscViewer viewer) {
       again.empty() ? r.plan.schedule : r.plan.schedule + ", its reverse planned again as " + again;
   PetscCall(PetscViewerASCIIPrintf(
       viewer, "  rewind: schedule %s, budget %s RAM + %s disk checkpoints%s\n", schedule.c_str(),
-      ram.c_str(), disk.c_str(),
-      p.steps == 0 ? " (online: step count not known in advance)" : ""));
+      ram.c_str(), disk.c_str(), p.steps == 0 ? " (online: step count not known in advance)" : ""));
   PetscCall(view_plan(viewer, r, o));
   if (!r.finished) {
     if (t.run && t.run->adjoint_steps_done() > 0) {

@@ -17,7 +17,7 @@ constexpr int kLevel = 5;
 
 class Blosc final : public CodecImpl {
  public:
-  bool encode(const CodecSpec&, std::span<const double> values, const Grid&,
+  bool encode(const CodecSpec& spec, std::span<const double> values, const Grid&,
               std::vector<std::byte>& out, std::size_t limit) const override {
     const std::size_t start = out.size();
     for (std::size_t at = 0; at < values.size(); at += kChunkValues) {
@@ -28,8 +28,9 @@ class Blosc final : public CodecImpl {
       const std::size_t room = std::min(limit - used - 8, chunk.size_bytes() + BLOSC_MAX_OVERHEAD);
       const std::size_t head = out.size();
       out.resize(head + 8 + room);
-      const int n = blosc_compress_ctx(kLevel, BLOSC_SHUFFLE, sizeof(double), chunk.size_bytes(),
-                                       chunk.data(), out.data() + head + 8, room, "lz4", 0, 1);
+      const int n = blosc_compress_ctx(spec.level > 0 ? spec.level : kLevel, BLOSC_SHUFFLE,
+                                       sizeof(double), chunk.size_bytes(), chunk.data(),
+                                       out.data() + head + 8, room, "lz4", 0, 1);
       if (n <= 0) return false;  // longer than the room left (or an error): raw
       const auto bytes = static_cast<std::uint64_t>(n);
       std::memcpy(out.data() + head, &bytes, 8);

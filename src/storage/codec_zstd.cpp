@@ -1,9 +1,10 @@
-// zstd: Zstandard at level 1, one frame per block. Compression and decompression contexts are
-// made once and reused (a context costs more to make than a small block to compress): each is
-// taken from a pool under a lock and given back, so the caller's thread and the I/O thread never
-// share one. Not thread_local: librewind is often dlopen()ed (PETSc's -dll_append), where
-// thread-local objects live in dynamic TLS, which costs a __tls_get_addr call on every access
-// and whose blocks AddressSanitizer's leak checker mis-tracked and crashed on at exit.
+// zstd: Zstandard at level 1 (or CodecSpec::level), one frame per block. Compression and
+// decompression contexts are made once and reused (a context costs more to make than a small block
+// to compress): each is taken from a pool under a lock and given back, so the caller's thread and
+// the I/O thread never share one. Not thread_local: librewind is often dlopen()ed (PETSc's
+// -dll_append), where thread-local objects live in dynamic TLS, which costs a __tls_get_addr call
+// on every access and whose blocks AddressSanitizer's leak checker mis-tracked and crashed on at
+// exit.
 #include <zstd.h>
 
 #include <memory>
@@ -66,15 +67,16 @@ class Lease {
 
 class Zstd final : public CodecImpl {
  public:
-  bool encode(const CodecSpec&, std::span<const double> values, const Grid&,
+  bool encode(const CodecSpec& spec, std::span<const double> values, const Grid&,
               std::vector<std::byte>& out, std::size_t limit) const override {
     const Lease ctx(compressors_);
     if (!ctx.get()) return false;  // no memory for a context: raw
     const std::size_t start = out.size();
     const std::size_t capacity = std::min(limit, ZSTD_compressBound(values.size_bytes()));
     out.resize(start + capacity);
-    const std::size_t n = ZSTD_compressCCtx(ctx.get(), out.data() + start, capacity, values.data(),
-                                            values.size_bytes(), kLevel);
+    const std::size_t n =
+        ZSTD_compressCCtx(ctx.get(), out.data() + start, capacity, values.data(),
+                          values.size_bytes(), spec.level > 0 ? spec.level : kLevel);
     if (ZSTD_isError(n)) return false;  // longer than the limit (or no memory): raw
     out.resize(start + n);
     return true;

@@ -90,6 +90,8 @@ expect_refused(-ts_trajectory_rewind_resume_interval 4 5 -ts_trajectory_rewind_r
 # one rank's).
 expect_refused(-ts_trajectory_rewind_fsal_restart 0 1 -ts_trajectory_max_cps_ram 3)
 expect_refused(-ts_trajectory_rewind_compress zstd none -ts_trajectory_max_cps_ram 3)
+expect_refused(-ts_trajectory_rewind_compress_level 1 3 -ts_trajectory_rewind_compress zstd
+               -ts_trajectory_max_cps_ram 3)
 # A ratio that differs would plan different budgets (and the budget check is collective).
 expect_refused(-ts_trajectory_rewind_compress_ratio 1 2 -ts_trajectory_rewind_compress zstd
                -ts_trajectory_max_cps_ram 3)
@@ -105,6 +107,7 @@ expect_refused(-rewind_ensemble_max_cps_disk 4 - -rewind_ensemble_dirname ens-ck
 expect_refused(-rewind_ensemble_async 0 1)
 expect_refused(-rewind_ensemble_compress zstd blosc)
 expect_refused(-rewind_ensemble_compress_tolerance 1e-6 1e-8 -rewind_ensemble_compress zfp)
+expect_refused(-rewind_ensemble_compress_level 3 4 -rewind_ensemble_compress zstd)
 # The rewind-ensemble app's own options (-compare_serial on one rank hung).
 if(ENSEMBLE_APP)
   set(EXE ${ENSEMBLE_APP})

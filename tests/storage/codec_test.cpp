@@ -220,6 +220,28 @@ TEST(Codec, ADamagedBlockIsAnErrorNeverWrongValues) {
                {"fails its checksum (zstd)"});
 }
 
+// A higher level stores fewer bytes (or as many) and gives the same bits back; the default
+// (0) is level 1 for zstd and 5 for blosc, and decoding needs no level.
+TEST(Codec, AHigherLevelIsSmallerAndTheSameBits) {
+  std::vector<double> v = smooth(1 << 16);
+  // A PDE state's last bits are noise to a lossless coder: rounding to 2^-40 leaves runs a
+  // longer search finds.
+  for (double& x : v) x = std::ldexp(std::round(std::ldexp(x, 40)), -40);
+  for (const auto& [name, levels] :
+       {std::pair<const char*, std::vector<int>>{"zstd", {0, 1, 3, 9, 19}},
+        std::pair<const char*, std::vector<int>>{"blosc", {0, 1, 5, 9}}}) {
+    std::vector<std::size_t> bytes;
+    for (const int level : levels) {
+      BlockHeader h;
+      EXPECT_TRUE(same_bits(round_trip({name, 0, 0, level}, v, &h), v)) << name << " " << level;
+      bytes.push_back(h.payload_bytes);
+    }
+    // The default is the codec's own level (zstd 1, blosc 5), the same block.
+    EXPECT_EQ(bytes[0], bytes[name[0] == 'z' ? 1 : 2]) << name;
+    EXPECT_LT(bytes.back(), bytes[1]) << name << ": its highest level is no smaller than 1";
+  }
+}
+
 TEST(Codec, BadSettingsAreErrorsNamingTheOption) {
   const std::string opt = "-ts_trajectory_rewind_compress";
   expect_error([&] { check_codec({"lz5"}, opt); }, ErrorCode::InvalidArgument,
@@ -260,6 +282,32 @@ TEST(Codec, BadSettingsAreErrorsNamingTheOption) {
         check_codec({"zfp", 1e-6, 10}, opt);
       },
       ErrorCode::InvalidArgument, {opt, "zfp takes no precision"});
+  // Levels: zstd 1..19, blosc 1..9, 0 for the default; none for the others.
+  expect_error(
+      [&] {
+        check_codec({"zstd", 0, 0, 20}, opt, "-tol", "-bits", "-level");
+      },
+      ErrorCode::InvalidArgument,
+      {opt, "zstd's level (-level) must be 1 to 19 (0: its default), got 20"});
+  expect_error(
+      [&] {
+        check_codec({"blosc", 0, 0, 10}, opt);
+      },
+      ErrorCode::InvalidArgument, {"blosc's level must be 1 to 9", "got 10"});
+  expect_error(
+      [&] {
+        check_codec({"zstd", 0, 0, -1}, opt);
+      },
+      ErrorCode::InvalidArgument, {"got -1"});
+  for (const char* name : {"none", "zfp"}) {
+    expect_error(
+        [&] {
+          check_codec({name, name[1] == 'f' ? 1e-6 : 0.0, 0, 3}, opt, {}, {}, "-l");
+        },
+        ErrorCode::InvalidArgument, {opt, std::string(name) + " takes no level (-l); got 3"});
+  }
+  check_codec({"zstd", 0, 0, 19}, opt);
+  check_codec({"blosc", 0, 0, 1}, opt);
   std::vector<std::byte> out;
   expect_error([&] { encode_block({"zfp"}, smooth(10), out); }, ErrorCode::InvalidArgument,
                {"codec: zfp needs a tolerance"});

@@ -52,6 +52,7 @@ struct SettingNames {
   std::string compress_disk = "StoresConfig::compress_disk";
   std::string compress_tolerance = "StoreConfig::codec.tolerance";
   std::string compress_precision = "StoreConfig::codec.precision";
+  std::string compress_level = "StoreConfig::codec.level";
   // The stores' settings (StoresConfig::store).
   std::string directory = "StoreConfig::directory";
   std::string async_io = "StoreConfig::async_io";

@@ -27,6 +27,7 @@
                                             the tolerance, stage values exact)
      -rewind_ensemble_compress_tolerance <e>  zfp: the largest error of a restored value
      -rewind_ensemble_compress_precision <bits>  zfp-precision: bits kept
+     -rewind_ensemble_compress_level <n>    zstd (1-19), blosc (1-9): compression level
      -rewind_ensemble_compress_lossy_pullbacks <bool>  zfp: stage values lossy too
    Each task's own budget and schedule are the usual -ts_trajectory_* options of its TS.
 

@@ -43,6 +43,9 @@ struct CodecSpec {
   std::string name = "none";  ///< a registered codec (codec_list())
   double tolerance = 0.0;     ///< zfp: the largest absolute error of a value (> 0)
   int precision = 0;          ///< zfp-precision: bits kept (1..64)
+  /// zstd (1..19) and blosc (1..9): the compression level, higher for smaller blocks at more
+  /// time; 0 for the codec's default (zstd 1, blosc 5). Decoding does not need it.
+  int level = 0;
 };
 
 struct CodecInfo {
@@ -64,11 +67,12 @@ CodecSpec codec_for(const CodecSpec& codec, bool exact);
 
 /// Throws Error(InvalidArgument) naming `option`: an unknown codec (the message lists the
 /// names), a tolerance that is negative or not finite, zfp without a tolerance > 0,
-/// zfp-precision without a precision in 1..64, or a setting the codec does not take. The
-/// settings that give the tolerance and the precision are named too where given.
+/// zfp-precision without a precision in 1..64, a level outside the codec's range, or a setting
+/// the codec does not take. The settings that give the tolerance, the precision and the level
+/// are named too where given.
 void check_codec(const CodecSpec& spec, const std::string& option,
-                 const std::string& tolerance_option = {},
-                 const std::string& precision_option = {});
+                 const std::string& tolerance_option = {}, const std::string& precision_option = {},
+                 const std::string& level_option = {});
 
 inline constexpr std::size_t kBlockHeaderBytes = 48;
 
