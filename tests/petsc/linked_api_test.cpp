@@ -150,6 +150,20 @@ int main(int argc, char** argv) {
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zstd-compressed RAM checkpoints: lambda %s store-all\n",
                         compress_ok ? "bitwise equal to" : "DIFFERS from"));
   ok = (PetscBool)(ok && compress_ok);
+  // A level (set before the codec, which checks the pair): the same bits.
+  PetscCall(TSTrajectoryRewindSetCompressLevel(tj, 9));
+  PetscCall(TSTrajectoryRewindSetCompress(tj, "zstd", 0));
+  PetscCall(rwd::testing::decay_solve(p, got));
+  const PetscBool level_ok = same_bits(got, reference) ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zstd level 9: lambda %s store-all\n",
+                        level_ok ? "bitwise equal to" : "DIFFERS from"));
+  ok = (PetscBool)(ok && level_ok);
+  // A level with a codec that takes none is refused.
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  const PetscErrorCode zfp_level = TSTrajectoryRewindSetCompress(tj, "zfp", 1e-9);
+  PetscCall(PetscPopErrorHandler());
+  ok = (PetscBool)(ok && zfp_level != 0);
+  PetscCall(TSTrajectoryRewindSetCompressLevel(tj, 0));
   // Planned with a ratio its states do not reach (they hardly compress): what does not fit in
   // the RAM budget moves to the disk budget, and the bits stay store-all's.
   PetscCall(TSTrajectoryRewindSetMaxCheckpoints(tj, 3, 40));  // room for every step's state
@@ -210,6 +224,8 @@ int main(int argc, char** argv) {
                                 TSTrajectoryRewindSetCompress(tj, "zfp", -1),
                                 TSTrajectoryRewindSetCompress(tj, "zfp", 0),
                                 TSTrajectoryRewindSetCompress(tj, "zstd", 1e-6),
+                                TSTrajectoryRewindSetCompressLevel(tj, 20),
+                                TSTrajectoryRewindSetCompressLevel(tj, -1),
                                 TSTrajectoryRewindSetCompressRatio(tj, 0.5),
                                 TSTrajectoryRewindSetCompressRatio(tj, -1),
                                 TSTrajectoryRewindSetCompressRatio(tj, std::nan(""))};
