@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
+#include "rewind/comm/agree.hpp"
 #include "rewind/engine/plan.hpp"
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
@@ -60,40 +63,43 @@ std::string bytes_text(PetscReal bytes) {
   return text;
 }
 
+// PETSc's own trajectory options (TSTrajectorySetFromOptions; -ts_trajectory_view after
+// TSAdjointSolve) and rewind's.
+constexpr const char* kOptionNames[] = {"-ts_trajectory_type",
+                                        "-ts_trajectory_view",
+                                        "-ts_trajectory_monitor",
+                                        "-ts_trajectory_dirname",
+                                        "-ts_trajectory_keep_files",
+                                        "-ts_trajectory_solution_only",
+                                        "-ts_trajectory_adjointmode",
+                                        "-ts_trajectory_use_history",
+                                        "-ts_trajectory_max_cps_ram",
+                                        "-ts_trajectory_max_cps_disk",
+                                        "-ts_trajectory_rewind_schedule",
+                                        "-ts_trajectory_rewind_write_cost",
+                                        "-ts_trajectory_rewind_read_cost",
+                                        "-ts_trajectory_rewind_async",
+                                        "-ts_trajectory_rewind_max_staged_bytes",
+                                        "-ts_trajectory_rewind_ram_bytes",
+                                        "-ts_trajectory_rewind_steps",
+                                        "-ts_trajectory_rewind_verify",
+                                        "-ts_trajectory_rewind_verify_tolerance",
+                                        "-ts_trajectory_rewind_resume",
+                                        "-ts_trajectory_rewind_resume_interval",
+                                        "-ts_trajectory_rewind_recompute_warning",
+                                        "-ts_trajectory_rewind_recompute_solves",
+                                        "-ts_trajectory_rewind_fsal_restart",
+                                        "-ts_trajectory_rewind_compress",
+                                        "-ts_trajectory_rewind_compress_tolerance",
+                                        "-ts_trajectory_rewind_compress_ratio",
+                                        "-ts_trajectory_rewind_compress_lossy_pullbacks",
+                                        "-ts_trajectory_rewind_compress_precision",
+                                        "-ts_trajectory_rewind_compress_level",
+                                        "-ts_trajectory_rewind_compress_disk"};
+
 PetscErrorCode mark_options_used(TSTrajectory tj) {
-  // PETSc's own (TSTrajectorySetFromOptions; -ts_trajectory_view after TSAdjointSolve) and
-  // rewind's. Options rewind ignores (-ts_trajectory_stride, ...) stay unused, and are reported.
-  static const char* const names[] = {"-ts_trajectory_type",
-                                      "-ts_trajectory_view",
-                                      "-ts_trajectory_monitor",
-                                      "-ts_trajectory_dirname",
-                                      "-ts_trajectory_keep_files",
-                                      "-ts_trajectory_solution_only",
-                                      "-ts_trajectory_adjointmode",
-                                      "-ts_trajectory_use_history",
-                                      "-ts_trajectory_max_cps_ram",
-                                      "-ts_trajectory_max_cps_disk",
-                                      "-ts_trajectory_rewind_schedule",
-                                      "-ts_trajectory_rewind_write_cost",
-                                      "-ts_trajectory_rewind_read_cost",
-                                      "-ts_trajectory_rewind_async",
-                                      "-ts_trajectory_rewind_max_staged_bytes",
-                                      "-ts_trajectory_rewind_ram_bytes",
-                                      "-ts_trajectory_rewind_steps",
-                                      "-ts_trajectory_rewind_verify",
-                                      "-ts_trajectory_rewind_verify_tolerance",
-                                      "-ts_trajectory_rewind_resume",
-                                      "-ts_trajectory_rewind_resume_interval",
-                                      "-ts_trajectory_rewind_recompute_warning",
-                                      "-ts_trajectory_rewind_recompute_solves",
-                                      "-ts_trajectory_rewind_fsal_restart",
-                                      "-ts_trajectory_rewind_compress",
-                                      "-ts_trajectory_rewind_compress_tolerance",
-                                      "-ts_trajectory_rewind_compress_ratio",
-                                      "-ts_trajectory_rewind_compress_lossy_pullbacks",
-                                      "-ts_trajectory_rewind_compress_precision",
-                                      "-ts_trajectory_rewind_compress_level",
-                                      "-ts_trajectory_rewind_compress_disk"};
+  // Options rewind ignores (-ts_trajectory_stride, ...) stay unused, and are reported.
+  const auto& names = kOptionNames;
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
@@ -325,14 +331,45 @@ PetscErrorCode read_compress_options(Options& o, Texts& t, detail::OptionItems P
 
 }  // namespace
 
-PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
-  Texts t;
+PetscErrorCode agree_option_texts(detail::OptionItems items, MPI_Comm comm) {
+  std::vector<comm::Setting> settings;
   PetscFunctionBegin;
+  for (const char* name : kOptionNames) {
+    if (std::string_view(name) == "-ts_trajectory_type") continue;  // not rewind on every rank
+    char text[PETSC_MAX_PATH_LEN] = "";
+    PetscBool set = PETSC_FALSE;
+    PetscCall(PetscOptionsGetString(items->options, items->prefix, name, text, sizeof text, &set));
+    // Unset, and set without a value, hash apart.
+    settings.push_back({name, set ? comm::setting_hash(std::string_view(text)) + 1 : 0});
+  }
+  try {
+    comm::agree_settings(comm, settings);
+  } catch (const Error& e) {
+    // On every rank, each printing it (a check on the trajectory's communicator prints on its
+    // first rank only, and a rank that found nothing wrong would wait for the others).
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "%s", e.what());
+  }
+  PetscFunctionReturn(0);
+}
+
+// The options' texts, before any value is read.
+PetscErrorCode check_option_texts(detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
+  PetscFunctionBegin;
+  // A value given on some ranks only, or unlike on others, is refused by name on every rank
+  // before any value is checked: a value refused on one rank alone would stop that rank only.
+  PetscCall(agree_option_texts(PetscOptionsObject, comm));
   for (const char* name :
        {"-ts_trajectory_max_cps_ram", "-ts_trajectory_max_cps_disk", "-ts_trajectory_rewind_steps",
         "-ts_trajectory_rewind_resume_interval"}) {
     PetscCall(check_integer_text(PetscOptionsObject, name, comm));
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
+  Texts t;
+  PetscFunctionBegin;
+  PetscCall(check_option_texts(PetscOptionsObject, comm));
   PetscOptionsHeadBegin(PetscOptionsObject, "rewind trajectory options (adjoint checkpointing)");
   PetscCall(PetscOptionsInt(
       "-ts_trajectory_max_cps_ram", "Checkpoints in RAM (-1: no budget, store every step)",

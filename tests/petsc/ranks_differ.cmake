@@ -92,6 +92,13 @@ expect_refused(-ts_trajectory_rewind_fsal_restart 0 1 -ts_trajectory_max_cps_ram
 expect_refused(-ts_trajectory_rewind_compress zstd none -ts_trajectory_max_cps_ram 3)
 expect_refused(-ts_trajectory_rewind_compress_level 1 3 -ts_trajectory_rewind_compress zstd
                -ts_trajectory_max_cps_ram 3)
+# A value one rank alone would refuse (out of range, malformed) stopped that rank only: the
+# other printed nothing and waited until mpirun killed it. The texts are agreed first now.
+expect_refused(-ts_trajectory_rewind_compress_level 3 40 -ts_trajectory_rewind_compress zstd
+               -ts_trajectory_max_cps_ram 3)
+expect_refused(-ts_trajectory_rewind_compress_tolerance 1e-6 -1 -ts_trajectory_rewind_compress zfp
+               -ts_trajectory_max_cps_ram 3)
+expect_refused(-ts_trajectory_max_cps_ram 3 4294967295)
 # A ratio that differs would plan different budgets (and the budget check is collective).
 expect_refused(-ts_trajectory_rewind_compress_ratio 1 2 -ts_trajectory_rewind_compress zstd
                -ts_trajectory_max_cps_ram 3)
