@@ -529,11 +529,12 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
     if (d.uncompressed_bytes > 0) {
       PetscCall(PetscViewerASCIIPrintf(
           viewer,
-          "  group disk checkpoints compressed by %s (-rewind_ensemble_compress_disk): %lld bytes "
-          "written for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f "
-          "s, %.4f s of it on the I/O thread\n",
-          d.codec.c_str(), (long long)d.stored_bytes, (long long)d.uncompressed_bytes, d.ratio(),
-          d.compress_seconds, d.decompress_seconds, d.io_thread_seconds));
+          "  group disk checkpoints compressed by %s (-rewind_ensemble_compress_disk%s): %lld "
+          "bytes written for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing "
+          "%.4f s, %.4f s of it on the I/O thread\n",
+          d.codec.c_str(), setting.c_str(), (long long)d.stored_bytes,
+          (long long)d.uncompressed_bytes, d.ratio(), d.compress_seconds, d.decompress_seconds,
+          d.io_thread_seconds));
     }
   }
   if (r.resumed_generation > 0) {

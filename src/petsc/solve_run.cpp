@@ -46,17 +46,18 @@ constexpr double kLossyDriftWarning = 1e-4;
 
 // Said once a run, on rank 0, on stderr, when lossy checkpoints moved recomputed states by more
 // than kLossyDriftWarning on any rank. Collective (every rank has the same codec).
-void warn_lossy_drift(const engine::RunStats& s, const engine::StoresConfig& stores) {
+void warn_lossy_drift(const engine::RunStats& s, const engine::StoresConfig& stores,
+                      const char* option) {
   if (!s.verify_lossy) return;
   double drift = s.verify_largest_drift;
   REWIND_PETSC(MPI_Allreduce(MPI_IN_PLACE, &drift, 1, MPI_DOUBLE, MPI_MAX, stores.store.comm));
   if (drift <= kLossyDriftWarning || comm::comm_rank(stores.store.comm) != 0) return;
   std::fprintf(stderr,
-               "rewind: warning: lossy checkpoints (-ts_trajectory_rewind_compress %s) moved "
+               "rewind: warning: lossy checkpoints (%s %s) moved "
                "recomputed states by up to %.1e relative to their norm, and the gradient may be "
                "off by about as much. A zfp tolerance is absolute: scale it to the size of the "
                "states, or check once against a lossless run\n",
-               codec_words(stores).c_str(), drift);
+               option, codec_words(stores).c_str(), drift);
 }
 
 }  // namespace
@@ -548,7 +549,10 @@ bool SolveRun::finish() {
       r.kept_file = kept;
     }
   }
-  warn_lossy_drift(r.stats, carry_.stores_config);
+  // A task of a PETSc ensemble compresses with its group's stores' codec.
+  warn_lossy_drift(
+      r.stats, carry_.stores_config,
+      carry_.shared_stores ? "-rewind_ensemble_compress" : "-ts_trajectory_rewind_compress");
   detail::set_counts(tj_, static_cast<PetscInt>(r.stats.recomputed()),
                      static_cast<PetscInt>(r.stats.disk.reads),
                      static_cast<PetscInt>(r.stats.disk.writes));

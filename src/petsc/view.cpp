@@ -296,9 +296,9 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
         "    disk checkpoints compressed by %s: %s written for %s (%.2fx; the file keeps room "
         "for the values); compressing %.4f s, decompressing %.4f s, %.4f s of it on the I/O "
         "thread (this rank)\n",
-        d.codec.c_str(), mib((double)d.stored_bytes).c_str(),
-        mib((double)d.uncompressed_bytes).c_str(), d.ratio(), d.compress_seconds,
-        d.decompress_seconds, d.io_thread_seconds));
+        r.codec.c_str(),  // the run's codec, lossless here, with its level
+        mib((double)d.stored_bytes).c_str(), mib((double)d.uncompressed_bytes).c_str(), d.ratio(),
+        d.compress_seconds, d.decompress_seconds, d.io_thread_seconds));
   } else if (r.codec != "none" && s.disk.writes > 0) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,

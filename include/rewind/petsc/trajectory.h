@@ -111,7 +111,7 @@ PetscErrorCode TSTrajectoryRewindSetCompress(TSTrajectory, const char codec[], P
 PetscErrorCode TSTrajectoryRewindSetCompressPrecision(TSTrajectory, PetscInt bits);
 /* -ts_trajectory_rewind_compress_level: zstd's (1 to 19) or blosc's (1 to 9) compression level,
    0 (the default) for zstd 1 and blosc 5. A higher level stores smaller checkpoints for more
-   time compressing (ex5adj's states: zstd 2.1x at level 1, 2.8x at 3); the bits restored are
+   time compressing (ex5adj's states: zstd 2.05x at level 1, 2.71x at 3); the bits restored are
    the same. Call it before TSTrajectoryRewindSetCompress, which checks the pair. */
 PetscErrorCode TSTrajectoryRewindSetCompressLevel(TSTrajectory, PetscInt level);
 /* -ts_trajectory_rewind_compress_lossy_pullbacks: with a lossy codec, stage values are compressed
