@@ -15,6 +15,10 @@ struct CompareResult {
   bool identical = false, outputs_identical = false;
   long long differing = 0, values = 0;
   PetscReal max_abs_diff = 0;
+  PetscReal relative = 0;  ///< max_abs_diff over the serial gradient's largest |value|
+  PetscReal rtol = 0;      ///< -compare_serial_rtol
+  /// Identical, or the outputs identical and the gradient within rtol (rtol > 0).
+  bool passed = false;
 };
 
 /// The outputs and the gradient again by a loop over every task on group 0, each with PETSc's

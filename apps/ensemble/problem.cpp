@@ -28,6 +28,11 @@ PetscErrorCode read_options(Settings* s) {
                              "Compute the gradient again by a serial loop over the tasks on the "
                              "first group; fail unless it is bitwise the same",
                              "", s->compare, &s->compare, nullptr));
+  PetscCall(PetscOptionsReal("-compare_serial_rtol",
+                             "With -compare_serial: accept a gradient within this relative "
+                             "difference of the serial loop's (lossy group checkpoints); 0: "
+                             "bitwise",
+                             "", s->compare_rtol, &s->compare_rtol, nullptr));
   PetscCall(read_check_options(PetscOptionsObject, s));
   PetscOptionsEnd();
   // The step size by either name (PETSc 3.25 renamed -ts_dt to -ts_time_step).
@@ -54,6 +59,7 @@ Settings read_settings() {
                                          {"-ensemble_kappa0", setting_hash(s.kappa0)},
                                          {"-ensemble_velocity", setting_hash(s.speed)},
                                          {"-compare_serial", setting_hash(s.compare)},
+                                         {"-compare_serial_rtol", setting_hash(s.compare_rtol)},
                                          {"-taylor", setting_hash(s.taylor)},
                                          {"-taylor_h", setting_hash(s.taylor_h)},
                                          {"-taylor_points", setting_hash(s.taylor_points)},
@@ -63,6 +69,10 @@ Settings read_settings() {
   rwd::require(s.steps_min >= 1 && s.steps_max >= s.steps_min,
                "-ensemble_steps_min must be >= 1 and <= -ensemble_steps_max");
   rwd::require(s.kappa0 > 0, "-ensemble_kappa0 must be > 0");
+  rwd::require(s.compare_rtol >= 0 && s.compare_rtol < 1,
+               "-compare_serial_rtol must be in [0, 1), got " + std::to_string(s.compare_rtol));
+  rwd::require(s.compare_rtol == 0 || s.compare,
+               "-compare_serial_rtol is given without -compare_serial, which it qualifies");
   validate(s);
   return s;
 }

@@ -18,6 +18,9 @@ struct Settings : CheckOptions {
   PetscInt tasks = 12, steps_min = 20, steps_max = 80;
   PetscReal kappa0 = 0.01, speed = 1.0, dt = 0.005;
   PetscBool compare = PETSC_FALSE;
+  /// -compare_serial_rtol: the relative difference of the gradient accepted (0: bitwise), for
+  /// lossy group checkpoints (-rewind_ensemble_compress zfp).
+  PetscReal compare_rtol = 0;
 };
 
 /// Reads and checks the -ensemble_* options, -compare_serial, the check options and -ts_dt.
