@@ -236,6 +236,13 @@ std::string compare_header() {
          "every state\n";
 }
 
+std::string within_verdict(const char* comparison, bool passed, PetscReal rtol,
+                           const char* option) {
+  return format("%s %s: the gradients differ, %s %.1e relative (%s)\n", comparison,
+                passed ? "passed" : "FAILED", passed ? "within" : "by more than", (double)rtol,
+                option);
+}
+
 std::string compare_text(const CompareReport& c) {
   std::ostringstream os;
   for (const auto& f : c.fields) {
@@ -250,10 +257,7 @@ std::string compare_text(const CompareReport& c) {
   if (c.identical) {
     os << "Store-all comparison passed: the gradients are bitwise identical\n";
   } else if (c.rtol > 0) {
-    os << format(
-        "Store-all comparison %s: the gradients differ, %s %.1e relative "
-        "(-compare_storeall_rtol)\n",
-        c.passed ? "passed" : "FAILED", c.passed ? "within" : "by more than", (double)c.rtol);
+    os << within_verdict("Store-all comparison", c.passed, c.rtol, "-compare_storeall_rtol");
   } else {
     os << "Store-all comparison FAILED: the gradients differ (with lossy checkpoints, "
           "-compare_storeall_rtol accepts a relative difference)\n";

@@ -134,6 +134,10 @@ std::string taylor_json(const TaylorReport& t);
 /// What the store-all comparison is about to do, and then its verdict for each gradient.
 std::string compare_header();
 std::string compare_text(const CompareReport& c);
+/// The verdict of a comparison whose gradients differ within (or beyond) a relative tolerance
+/// given by `option`: "<comparison> passed: the gradients differ, within 1.0e-05 relative
+/// (<option>)".
+std::string within_verdict(const char* comparison, bool passed, PetscReal rtol, const char* option);
 /// The same as one JSON object.
 std::string summary_json(const Report& r);
 

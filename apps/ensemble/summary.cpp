@@ -190,10 +190,7 @@ std::string compare_text(const CompareResult& c, const Layout& l, PetscInt tasks
         "over the %lld task%s\n",
         (long long)tasks, tasks == 1 ? "" : "s");
   } else if (c.rtol > 0 && c.outputs_identical) {
-    os << format(
-        "Serial comparison %s: the gradients differ, %s %.1e relative "
-        "(-compare_serial_rtol)\n",
-        c.passed ? "passed" : "FAILED", c.passed ? "within" : "by more than", (double)c.rtol);
+    os << within_verdict("Serial comparison", c.passed, c.rtol, "-compare_serial_rtol");
   } else {
     os << "Serial comparison FAILED: the gradients differ (with lossy group checkpoints, "
           "-rewind_ensemble_compress zfp, -compare_serial_rtol accepts a relative difference)\n";

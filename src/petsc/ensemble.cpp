@@ -47,6 +47,12 @@ struct Settings {
   PetscBool compress_disk = PETSC_TRUE;              ///< ... for their disk checkpoints too
 };
 
+// The groups' codec as the settings give it (checked by agree_and_check).
+rwd::storage::CodecSpec codec_spec(const Settings& s) {
+  return {s.compress, static_cast<double>(s.compress_tolerance),
+          static_cast<int>(s.compress_precision), static_cast<int>(s.compress_level)};
+}
+
 }  // namespace
 }  // namespace rwd::petsc
 
@@ -118,11 +124,10 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
              "-rewind_ensemble_max_cps_ram and -rewind_ensemble_max_cps_disk must be >= 0, or -1 "
              "for no limit");
   try {
-    rwd::storage::check_codec(
-        {s.compress, static_cast<double>(s.compress_tolerance),
-         static_cast<int>(s.compress_precision), static_cast<int>(s.compress_level)},
-        "-rewind_ensemble_compress", "-rewind_ensemble_compress_tolerance",
-        "-rewind_ensemble_compress_precision", "-rewind_ensemble_compress_level");
+    rwd::storage::check_codec(rwd::petsc::codec_spec(s), "-rewind_ensemble_compress",
+                              "-rewind_ensemble_compress_tolerance",
+                              "-rewind_ensemble_compress_precision",
+                              "-rewind_ensemble_compress_level");
   } catch (const rwd::Error& err) {
     SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", err.what());
   }
@@ -141,9 +146,7 @@ void make_runner(RewindEnsemble e) {
   sc.store.async_io = e->settings.async == PETSC_TRUE;
   sc.ram = e->settings.max_cps_ram < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_ram;
   sc.disk = e->settings.max_cps_disk < 0 ? rwd::schedule::kUnlimited : e->settings.max_cps_disk;
-  sc.store.codec = {e->settings.compress, static_cast<double>(e->settings.compress_tolerance),
-                    static_cast<int>(e->settings.compress_precision),
-                    static_cast<int>(e->settings.compress_level)};
+  sc.store.codec = rwd::petsc::codec_spec(e->settings);
   sc.lossy_pullbacks = e->settings.compress_lossy_pullbacks == PETSC_TRUE;
   sc.compress_disk = e->settings.compress_disk == PETSC_TRUE;
   e->runner = std::make_unique<rwd::petsc::TsTasks>(e->ensemble->group_comm(), e->ops, e->ctx,

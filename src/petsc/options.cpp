@@ -99,14 +99,15 @@ constexpr const char* kOptionNames[] = {"-ts_trajectory_type",
 
 PetscErrorCode mark_options_used(TSTrajectory tj) {
   // Options rewind ignores (-ts_trajectory_stride, ...) stay unused, and are reported.
-  const auto& names = kOptionNames;
   PetscOptions options = nullptr;
   const char* prefix = nullptr;
   PetscFunctionBegin;
   PetscCall(PetscObjectGetOptions((PetscObject)tj, &options));
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)tj, &prefix));
   // Finding an option marks it used (PetscOptionsFindPair).
-  for (const char* name : names) PetscCall(PetscOptionsHasName(options, prefix, name, nullptr));
+  for (const char* name : kOptionNames) {
+    PetscCall(PetscOptionsHasName(options, prefix, name, nullptr));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -329,8 +330,6 @@ PetscErrorCode read_compress_options(Options& o, Texts& t, detail::OptionItems P
   PetscFunctionReturn(0);
 }
 
-}  // namespace
-
 PetscErrorCode agree_option_texts(detail::OptionItems items, MPI_Comm comm) {
   std::vector<comm::Setting> settings;
   PetscFunctionBegin;
@@ -365,6 +364,8 @@ PetscErrorCode check_option_texts(detail::OptionItems PetscOptionsObject, MPI_Co
   }
   PetscFunctionReturn(0);
 }
+
+}  // namespace
 
 PetscErrorCode read_options(Options& o, detail::OptionItems PetscOptionsObject, MPI_Comm comm) {
   Texts t;
