@@ -17,6 +17,33 @@ std::string budget_option(const char* name, PetscInt unset) {
   return n >= 0 ? std::to_string(n) : std::string("unlimited");
 }
 
+std::string compress_option() {
+  char buf[32] = "none";
+  REWIND_APP_CALL(PetscOptionsGetString(nullptr, nullptr, "-rewind_ensemble_compress", buf,
+                                        sizeof buf, nullptr));
+  return buf;
+}
+
+// What the group stores' codec did, summed over the ranks; empty without one.
+std::string compression_text(const RewindEnsembleStats& st) {
+  if (st.ram_uncompressed_bytes <= 0 && st.disk_uncompressed_bytes <= 0) return "";
+  const double MiB = 1024.0 * 1024.0;
+  const auto ratio = [](PetscReal u, PetscReal c) { return c > 0 ? (double)(u / c) : 1.0; };
+  std::string disk;
+  if (st.disk_uncompressed_bytes > 0) {
+    disk = format(", disk %.2f MiB written for %.2f MiB (%.2fx)", st.disk_stored_bytes / MiB,
+                  st.disk_uncompressed_bytes / MiB,
+                  ratio(st.disk_uncompressed_bytes, st.disk_stored_bytes));
+  }
+  return format(
+      "  compression  group checkpoints by %s (-rewind_ensemble_compress): RAM %.2f MiB stored "
+      "for %.2f MiB (%.2fx)%s;\n"
+      "               %.3f s compressing and decompressing (all ranks)\n",
+      compress_option().c_str(), st.ram_stored_bytes / MiB, st.ram_uncompressed_bytes / MiB,
+      ratio(st.ram_uncompressed_bytes, st.ram_stored_bytes), disk.c_str(),
+      (double)st.codec_seconds);
+}
+
 std::string assign_option() {
   char buf[32] = "dynamic";
   REWIND_APP_CALL(
@@ -131,6 +158,7 @@ std::string mapping_text(const Run& r) {
       "  group budget %d tape%s spilled from RAM to disk, %d cut (checkpoints dropped, forward "
       "run again before the adjoint)\n",
       spilled, spilled == 1 ? "" : "s", cut);
+  os << compression_text(r.stats);
   if (r.stats.resumed_generation > 0) {
     os << format(
         "  resumed      from a killed run's manifest (-rewind_ensemble_resume, generation %lld): "

@@ -123,17 +123,16 @@ void RunStats::add(const RunStats& s) {
   }
 }
 
-namespace {
-
-// A codec's counts, the members both summaries give.
-void codec_json(std::ostream& os, const CodecStats& c) {
-  os << "\"codec\": \"" << c.codec << "\", \"stored_bytes\": " << c.stored_bytes
-     << ", \"uncompressed_bytes\": " << c.uncompressed_bytes << ", \"ratio\": " << c.ratio()
-     << ", \"compress_seconds\": " << c.compress_seconds
-     << ", \"decompress_seconds\": " << c.decompress_seconds;
+std::string CodecStats::counts_json() const {
+  std::ostringstream os;
+  os.precision(9);
+  os << "\"codec\": \"" << codec << "\", \"stored_bytes\": " << stored_bytes
+     << ", \"uncompressed_bytes\": " << uncompressed_bytes << ", \"ratio\": " << ratio()
+     << ", \"compress_seconds\": " << compress_seconds
+     << ", \"decompress_seconds\": " << decompress_seconds
+     << ", \"io_thread_seconds\": " << io_thread_seconds;
+  return os.str();
 }
-
-}  // namespace
 
 std::string RunStats::json() const {
   std::ostringstream os;
@@ -160,9 +159,7 @@ std::string RunStats::json() const {
      << ", \"resumed_at\": " << resumed_at
      << ", \"resumed_in_reverse\": " << (resumed_in_reverse ? "true" : "false")
      << ", \"ram_codec\": {";
-  codec_json(os, ram_codec);
-  os << ", \"io_thread_seconds\": " << ram_codec.io_thread_seconds
-     << ", \"planned_ratio\": " << ram_codec.planned_ratio
+  os << ram_codec.counts_json() << ", \"planned_ratio\": " << ram_codec.planned_ratio
      << ", \"budget_bytes\": " << ram_codec.budget_bytes
      << ", \"peak_stored_bytes\": " << ram_codec.peak_stored_bytes
      << ", \"moved_to_disk\": " << ram_codec.moved_to_disk
@@ -176,8 +173,7 @@ std::string RunStats::json() const {
      << ram_codec.replanned_schedule
      << "\", \"replanned_forward_steps\": " << ram_codec.replanned_forward_steps << "}"
      << ", \"disk_codec\": {";
-  codec_json(os, disk_codec);
-  os << ", \"io_thread_seconds\": " << disk_codec.io_thread_seconds << "}}";
+  os << disk_codec.counts_json() << "}}";
   return os.str();
 }
 

@@ -209,6 +209,19 @@ CodecStats Stores::disk_codec_stats() const {
   return c;
 }
 
+CodecStats Stores::ram_codec_stats() const {
+  CodecStats c;
+  if (!config_.store.codec.name.empty()) c.codec = config_.store.codec.name;
+  if (!ram_) return c;
+  const storage::StoreStats s = ram_->stats();
+  if (s.uncompressed_bytes_written > 0) c.stored_bytes = s.bytes_written;
+  c.uncompressed_bytes = s.uncompressed_bytes_written;
+  c.compress_seconds = s.compress_seconds;
+  c.decompress_seconds = s.decompress_seconds;
+  c.io_thread_seconds = s.codec_io_thread_seconds;
+  return c;
+}
+
 PrefetchStats Stores::prefetch_stats() const {
   PrefetchStats p = closed_prefetch_;
   if (disk_) {

@@ -13,6 +13,7 @@
 #include "cotangents.hpp"
 #include "durable.hpp"
 #include "groups.hpp"
+#include "report.hpp"
 #include "rewind/comm/agree.hpp"
 #include "rewind/ensemble/reproducible_sum.hpp"
 #include "rewind/error.hpp"
@@ -518,6 +519,7 @@ struct Ensemble::Impl {
               "MPI_Allreduce (reduction bytes)");
     report.backward_reduction_bytes = all_handed;
     gather_peak_memory();
+    report.codecs = gather_codecs(runner.codecs(), groups.world());
     mine.clear();
     return gradient;
   }

@@ -1,8 +1,77 @@
+#include "report.hpp"
+
+#include <array>
 #include <sstream>
 
-#include "rewind/ensemble/ensemble.hpp"
+#include "rewind/comm/agree.hpp"
 
 namespace rwd::ensemble {
+
+namespace {
+
+constexpr std::size_t kCounts = 5;  // per level: stored, uncompressed, three times
+
+std::array<double, kCounts> counts(const engine::CodecStats& c) {
+  return {static_cast<double>(c.stored_bytes), static_cast<double>(c.uncompressed_bytes),
+          c.compress_seconds, c.decompress_seconds, c.io_thread_seconds};
+}
+
+void add(engine::CodecStats& c, const double* v) {
+  c.stored_bytes += static_cast<std::int64_t>(v[0]);
+  c.uncompressed_bytes += static_cast<std::int64_t>(v[1]);
+  c.compress_seconds += v[2];
+  c.decompress_seconds += v[3];
+  c.io_thread_seconds += v[4];
+}
+
+// One level's totals and each rank's ratio.
+void level_json(std::ostream& os, const char* name, const engine::CodecStats& total,
+                const std::vector<GroupCodecs>& codecs, engine::CodecStats GroupCodecs::*level) {
+  os << "\"" << name << "\": {" << total.counts_json() << ", \"ratio_per_rank\": [";
+  for (std::size_t r = 0; r < codecs.size(); ++r)
+    os << (r ? ", " : "") << (codecs[r].*level).ratio();
+  os << "]}";
+}
+
+}  // namespace
+
+GroupCodecs TaskRunner::codecs() const {
+  return {};
+}
+
+std::vector<GroupCodecs> gather_codecs(const GroupCodecs& mine, MPI_Comm world) {
+  int size = 0;
+  comm::mpi_check(MPI_Comm_size(world, &size), "MPI_Comm_size (codec counts)");
+  std::array<double, 2 * kCounts> v{};
+  const auto ram = counts(mine.ram), disk = counts(mine.disk);
+  std::copy(ram.begin(), ram.end(), v.begin());
+  std::copy(disk.begin(), disk.end(), v.begin() + kCounts);
+  std::vector<double> all(v.size() * static_cast<std::size_t>(size));
+  comm::mpi_check(MPI_Allgather(v.data(), static_cast<int>(v.size()), MPI_DOUBLE, all.data(),
+                                static_cast<int>(v.size()), MPI_DOUBLE, world),
+                  "MPI_Allgather (codec counts)");
+  if (mine.ram.codec == "none" && mine.disk.codec == "none") return {};
+  std::vector<GroupCodecs> out(static_cast<std::size_t>(size));
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    out[r].ram.codec = mine.ram.codec;
+    out[r].disk.codec = mine.disk.codec;
+    add(out[r].ram, &all[r * v.size()]);
+    add(out[r].disk, &all[r * v.size() + kCounts]);
+  }
+  return out;
+}
+
+GroupCodecs EnsembleReport::codec_totals() const {
+  GroupCodecs t;
+  if (codecs.empty()) return t;
+  t.ram.codec = codecs.front().ram.codec;
+  t.disk.codec = codecs.front().disk.codec;
+  for (const GroupCodecs& c : codecs) {
+    add(t.ram, counts(c.ram).data());
+    add(t.disk, counts(c.disk).data());
+  }
+  return t;
+}
 
 std::string EnsembleReport::json() const {
   std::ostringstream os;
@@ -33,7 +102,16 @@ std::string EnsembleReport::json() const {
        << ", \"forward_resumed\": " << (m.forward_resumed ? "true" : "false")
        << ", \"backward_resumed\": " << (m.backward_resumed ? "true" : "false") << "}";
   }
-  os << "]}";
+  os << "]";
+  if (!codecs.empty()) {
+    const GroupCodecs t = codec_totals();
+    os << ", \"group_codecs\": {";
+    level_json(os, "ram", t.ram, codecs, &GroupCodecs::ram);
+    os << ", ";
+    level_json(os, "disk", t.disk, codecs, &GroupCodecs::disk);
+    os << "}";
+  }
+  os << "}";
   return os.str();
 }
 

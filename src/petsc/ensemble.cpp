@@ -435,6 +435,13 @@ PetscErrorCode RewindEnsembleGetStats(RewindEnsemble e, RewindEnsembleStats* out
   if (static_cast<std::size_t>(rank) < r.peak_rss_bytes.size()) {
     out->peak_rss_bytes = (PetscReal)r.peak_rss_bytes[static_cast<std::size_t>(rank)];
   }
+  const rwd::ensemble::GroupCodecs c = r.codec_totals();
+  out->ram_stored_bytes = (PetscReal)c.ram.stored_bytes;
+  out->ram_uncompressed_bytes = (PetscReal)c.ram.uncompressed_bytes;
+  out->disk_stored_bytes = (PetscReal)c.disk.stored_bytes;
+  out->disk_uncompressed_bytes = (PetscReal)c.disk.uncompressed_bytes;
+  out->codec_seconds = c.ram.compress_seconds + c.ram.decompress_seconds + c.disk.compress_seconds +
+                       c.disk.decompress_seconds;
   PetscFunctionReturn(0);
 }
 
@@ -504,8 +511,17 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(viewer, "  tasks per group: %s; spilled %d, cut %d\n",
                                    counts.c_str(), spilled, cut));
   if (e->runner && e->settings.compress != "none") {
-    // This rank's group store (every rank of a group holds its own blocks).
-    const rwd::storage::StoreStats c = e->runner->stores().ram().stats();
+    // Summed over the ranks after a backward pass (each rank of a group holds its own blocks);
+    // before one, this rank's.
+    const bool all = !r.codecs.empty();
+    const rwd::ensemble::GroupCodecs t = all ? r.codec_totals() : e->runner->codecs();
+    double worst = 0;  // the lowest ratio of a rank's RAM checkpoints
+    for (const auto& c : r.codecs) {
+      if (c.ram.stored_bytes > 0)
+        worst = worst > 0 ? std::min(worst, c.ram.ratio()) : c.ram.ratio();
+    }
+    char whose[64];
+    if (all) std::snprintf(whose, sizeof whose, "all ranks; the worst rank's %.2f", worst);
     const rwd::petsc::Settings& s = e->settings;
     std::string setting;  // a level, or what a lossy codec keeps, after the option's name
     if (rwd::storage::codec_is_lossy(s.compress)) {
@@ -522,22 +538,20 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
         "  group RAM checkpoints compressed by %s (-rewind_ensemble_compress%s): %lld bytes "
-        "stored for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing %.4f s, "
-        "%.4f s of it on the I/O thread\n",
-        s.compress.c_str(), setting.c_str(), (long long)c.bytes_written,
-        (long long)c.uncompressed_bytes_written,
-        (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
-        c.compress_seconds, c.decompress_seconds, c.codec_io_thread_seconds));
-    const rwd::engine::CodecStats d = e->runner->stores().disk_codec_stats();
-    if (d.uncompressed_bytes > 0) {
+        "stored for %lld (ratio %.2f, %s), compressing %.4f s, decompressing %.4f s, %.4f s of "
+        "it on the I/O thread\n",
+        s.compress.c_str(), setting.c_str(), (long long)t.ram.stored_bytes,
+        (long long)t.ram.uncompressed_bytes, t.ram.ratio(), all ? whose : "this rank",
+        t.ram.compress_seconds, t.ram.decompress_seconds, t.ram.io_thread_seconds));
+    if (t.disk.uncompressed_bytes > 0) {
       PetscCall(PetscViewerASCIIPrintf(
           viewer,
           "  group disk checkpoints compressed by %s (-rewind_ensemble_compress_disk%s): %lld "
-          "bytes written for %lld (ratio %.2f; rank 0's group), compressing %.4f s, decompressing "
-          "%.4f s, %.4f s of it on the I/O thread\n",
-          d.codec.c_str(), setting.c_str(), (long long)d.stored_bytes,
-          (long long)d.uncompressed_bytes, d.ratio(), d.compress_seconds, d.decompress_seconds,
-          d.io_thread_seconds));
+          "bytes written for %lld (ratio %.2f, %s), compressing %.4f s, decompressing %.4f s, "
+          "%.4f s of it on the I/O thread\n",
+          t.disk.codec.c_str(), setting.c_str(), (long long)t.disk.stored_bytes,
+          (long long)t.disk.uncompressed_bytes, t.disk.ratio(), all ? "all ranks" : "this rank",
+          t.disk.compress_seconds, t.disk.decompress_seconds, t.disk.io_thread_seconds));
     }
   }
   if (r.resumed_generation > 0) {

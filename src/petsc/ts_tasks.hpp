@@ -98,6 +98,10 @@ class TsTasks final : public ensemble::TaskRunner {
     return {};
   }
 
+  ensemble::GroupCodecs codecs() const override {
+    return {stores_->ram_codec_stats(), stores_->disk_codec_stats()};
+  }
+
   // A task whose forward ran in a killed run: solved again before its reverse, as a cut one (a
   // TS's tape is not made durable: its TSSolve sets the TS's own state too).
   void adopt(std::int64_t k, std::span<const double> output, std::string_view) override {

@@ -414,6 +414,50 @@ TEST_P(EnsembleMap, ACutTapeRunsAgainAsARecomputation) {
   runner.stores().close();
 }
 
+// Group stores with a lossless codec: the gradient keeps the serial loop's bits, and the report
+// gathers what each rank's stores' codec did, in rank order (each rank's entry is what its own
+// stores counted), with the totals and the JSON's "group_codecs"; without a codec it has none.
+TEST_P(EnsembleMap, CompressedGroupStoresKeepTheBitsAndReportEachRanksCodec) {
+  const int g = group_sizes().back();
+  const std::int64_t tasks = 3 * (world_size() / g);
+  for (const std::string codec : {"zstd", "none"}) {
+    StepperTasksConfig tc = tasks_config(4, 0, "codec");
+    tc.stores.store.codec.name = codec;
+    EnsembleConfig ec;
+    ec.group_size = g;
+    ec.assign = GetParam();
+    Ensemble ens(MPI_COMM_WORLD, ec);
+    StepperTasks runner(ens.group_comm(), factory(), tc);
+    const ensemble::Outputs y = ens.forward(tasks, runner);
+    const std::vector<double> ybar = misfit_gradient(y.values);
+    const std::vector<double> gradient = ens.backward(
+        world_rank() == 0 ? std::span<const double>(ybar) : std::span<const double>(), runner);
+    EXPECT_TRUE(all_ranks(bitwise_equal(gradient, serial_gradient(g, tasks)))) << codec;
+    const ensemble::EnsembleReport report = ens.report();
+    const engine::CodecStats mine = runner.stores().ram_codec_stats();
+    if (codec == "none") {
+      EXPECT_TRUE(report.codecs.empty());
+      EXPECT_EQ(report.json().find("group_codecs"), std::string::npos);
+      EXPECT_EQ(report.codec_totals().ram.codec, "none");
+    } else {
+      ASSERT_EQ(report.codecs.size(), static_cast<std::size_t>(world_size()));
+      const engine::CodecStats& entry = report.codecs[static_cast<std::size_t>(world_rank())].ram;
+      EXPECT_EQ(entry.codec, "zstd");
+      EXPECT_EQ(entry.uncompressed_bytes, mine.uncompressed_bytes);
+      EXPECT_EQ(entry.stored_bytes, mine.stored_bytes);
+      long long sum = 0, mine_bytes = mine.uncompressed_bytes;
+      MPI_Allreduce(&mine_bytes, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      // (A dynamic claim may leave a group without a task, so only the sum must be positive.)
+      EXPECT_GT(sum, 0) << "a 4-slot budget stores checkpoints";
+      EXPECT_EQ(report.codec_totals().ram.uncompressed_bytes, sum);
+      EXPECT_NE(report.json().find("\"group_codecs\": {\"ram\": {\"codec\": \"zstd\""),
+                std::string::npos)
+          << report.json();
+    }
+    runner.stores().close();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Assign, EnsembleMap, ::testing::Values(Assign::Dynamic, Assign::Static),
                          [](const auto& p) { return std::string(ensemble::to_string(p.param)); });
 

@@ -328,6 +328,15 @@ bool check_backward(RewindEnsemble ens, const Context& c, PetscInt groups, Petsc
        st.spilled == spilled && st.cut == cut && st.cotangent_bytes == cotangents &&
        st.reduction_bytes == reduction && st.peak_rss_bytes > 0;
   for (const auto& r : rs) ok = ok && st.backward_seconds >= r.backward_end;
+  // The group stores' codec counts, summed over the ranks: there with -rewind_ensemble_compress
+  // (and in the JSON report), zero and absent without.
+  char codec[32] = "none";
+  PetscOptionsGetString(nullptr, nullptr, "-rewind_ensemble_compress", codec, sizeof codec,
+                        nullptr);
+  const bool compressing = std::string(codec) != "none";
+  ok = ok && json && (std::strstr(json, "\"group_codecs\"") != nullptr) == compressing &&
+       (st.ram_uncompressed_bytes > 0) == compressing && (st.ram_stored_bytes > 0) == compressing &&
+       (st.codec_seconds > 0) == compressing;
   PetscPrintf(PETSC_COMM_WORLD,
               "records: %lld tasks, %lld spilled, %lld cut, %g cotangent bytes, %g reduction "
               "bytes; %s\n",

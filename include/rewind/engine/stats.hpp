@@ -59,6 +59,9 @@ struct CodecStats {
   double ratio() const {
     return stored_bytes > 0 ? static_cast<double>(uncompressed_bytes) / stored_bytes : 1.0;
   }
+  /// The counts as JSON members, no braces: codec, stored_bytes, uncompressed_bytes, ratio,
+  /// compress_seconds, decompress_seconds, io_thread_seconds.
+  std::string counts_json() const;
 };
 
 struct RunStats {

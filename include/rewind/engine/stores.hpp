@@ -131,6 +131,8 @@ class Stores {
   /// What the disk stores' codec did so far (those closed before included); codec "none" when
   /// disk checkpoints are not compressed (disk_codec()).
   CodecStats disk_codec_stats() const;
+  /// What the RAM store's codec did so far (every recording's); codec "none" without one.
+  CodecStats ram_codec_stats() const;
   /// The codec of disk checkpoints: store.codec when it is lossless and compress_disk is set,
   /// otherwise none (a lossy codec compresses RAM checkpoints only: disk restores stay exact).
   storage::CodecSpec disk_codec() const;

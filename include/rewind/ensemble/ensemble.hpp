@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rewind/engine/stats.hpp"
+
 namespace rwd::ensemble {
 
 /// How tasks reach groups in the forward pass.
@@ -81,6 +83,12 @@ struct TaskCost {
   bool cut = false;  ///< its tape was dropped to make room; its forward was run again
 };
 
+/// What one rank's group stores' codecs did: its RAM checkpoints and its disk checkpoints (each
+/// rank of a group compresses its own blocks).
+struct GroupCodecs {
+  engine::CodecStats ram, disk;
+};
+
 /// Where a task ran and when. Times are seconds since the start of the pass, on the group's
 /// rank 0 (MPI_Wtime after a barrier).
 struct TaskRecord {
@@ -131,7 +139,14 @@ struct EnsembleReport {
   /// pass began (Linux VmHWM, reset then; elsewhere the peak since the process started).
   std::vector<std::int64_t> peak_rss_bytes;
   std::vector<TaskRecord> mapping;  ///< in task order
-  /// One JSON object (the mapping, the times, the bytes, the memory).
+  /// Per rank of the communicator: what its group stores' codecs did since the runner was made
+  /// (TaskRunner::codecs(), gathered at the end of the backward pass); empty before one, and
+  /// when no rank's stores compress.
+  std::vector<GroupCodecs> codecs;
+  /// `codecs` summed over the ranks (bytes and seconds); codec "none" where empty.
+  GroupCodecs codec_totals() const;
+  /// One JSON object (the mapping, the times, the bytes, the memory; with a codec,
+  /// "group_codecs": the totals per level and each rank's ratio).
   std::string json() const;
 };
 
@@ -151,6 +166,9 @@ class TaskRunner {
   virtual std::vector<double> backward(std::int64_t task, std::span<const double> ybar) = 0;
   /// What task k has cost so far.
   virtual TaskCost cost(std::int64_t task) const = 0;
+  /// What this rank's stores' codecs did since the runner was made; codec "none" (the default)
+  /// where they do not compress.
+  virtual GroupCodecs codecs() const;
   /// An estimate of what task k will cost, in any unit (steps, seconds) but the same for all
   /// tasks and on every rank, before it runs; negative: unknown (the default). With every
   /// task's estimate, dynamic assignment claims the costliest first (ClaimOrder).

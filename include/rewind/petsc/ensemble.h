@@ -129,6 +129,13 @@ typedef struct {
                                   manifest the last forward pass went on from (0: afresh) */
   PetscInt outputs_resumed;    /* tasks whose output came from that manifest (not run forward) */
   PetscInt gradients_resumed;  /* of those, tasks whose gradient it had summed (not reversed) */
+  /* -rewind_ensemble_compress: what the group stores' codec did, summed over the ranks (each
+     rank of a group compresses its own blocks; 0 without a codec; set after a backward pass) */
+  PetscReal ram_stored_bytes;        /* RAM checkpoints: the bytes stored */
+  PetscReal ram_uncompressed_bytes;  /* and what they were before compression */
+  PetscReal disk_stored_bytes;       /* disk checkpoints (lossless codecs), likewise */
+  PetscReal disk_uncompressed_bytes;
+  PetscReal codec_seconds; /* compressing and decompressing, on any thread */
 } RewindEnsembleStats;
 PetscErrorCode RewindEnsembleGetStats(RewindEnsemble ens, RewindEnsembleStats* stats);
 
