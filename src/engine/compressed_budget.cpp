@@ -205,11 +205,27 @@ void CheckpointIo::throw_over_budget(const Key& k, std::int64_t bytes, int over_
                 std::to_string(spilled()) +
                 " checkpoints moved before), and no pullback data held in RAM can be dropped "
                 "and recomputed (with a disk, restart checkpoints are not dropped)";
+  // A group's communicator (an ensemble task's) numbers its ranks its own way: name the
+  // world's rank too.
+  std::string rank = std::to_string(over_rank);
+  int same = MPI_UNEQUAL;
+  comm::mpi_check(MPI_Comm_compare(comm, MPI_COMM_WORLD, &same), "MPI_Comm_compare");
+  if (same != MPI_IDENT && same != MPI_CONGRUENT) {
+    MPI_Group mine = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    int in_world = MPI_UNDEFINED;
+    comm::mpi_check(MPI_Comm_group(comm, &mine), "MPI_Comm_group");
+    comm::mpi_check(MPI_Comm_group(MPI_COMM_WORLD, &world), "MPI_Comm_group");
+    comm::mpi_check(MPI_Group_translate_ranks(mine, 1, &over_rank, world, &in_world),
+                    "MPI_Group_translate_ranks");
+    MPI_Group_free(&mine);
+    MPI_Group_free(&world);
+    rank += " of its communicator (rank " + std::to_string(in_world) + " of MPI_COMM_WORLD)";
+  }
   throw Error(ErrorCode::InvalidArgument,
-              "compressed RAM checkpoints take more than their budget: on rank " +
-                  std::to_string(over_rank) + " they would take " + std::to_string(said[0]) +
-                  " bytes with " + described(k, plan_->pullback_data) + " (" +
-                  std::to_string(said[1]) + " bytes), over the budget of " +
+              "compressed RAM checkpoints take more than their budget: on rank " + rank +
+                  " they would take " + std::to_string(said[0]) + " bytes with " +
+                  described(k, plan_->pullback_data) + " (" + std::to_string(said[1]) +
+                  " bytes), over the budget of " +
                   std::to_string(static_cast<long long>(plan_->compressed_budget)) +
                   " bytes planned with a compression ratio of " +
                   number(plan_->sizes.compress_ratio) + " (" + plan_->sizes.compress_source +

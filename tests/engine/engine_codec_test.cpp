@@ -232,6 +232,31 @@ TEST(EngineCodec, WorseThanPlannedMovesToDiskOrStops) {
     EXPECT_NE(m.find("Plan with a lower ratio (RecordingConfig::compress_ratio"), std::string::npos)
         << m;
   }
+  // On a communicator that numbers the ranks the other way (an ensemble group's numbers its
+  // own), the message names the world's rank too.
+  if (world_size() > 1) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm reversed = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &reversed);
+    {
+      const Ring backwards(reversed, 4000);
+      auto on_it = sparse_decay(backwards, [](int g) { return g >= 1700; });
+      EngineConfig r = c;
+      r.store.comm = reversed;
+      try {
+        adjoint(*on_it, r);
+        ADD_FAILURE() << "RAM checkpoints over their compressed budget were kept";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(
+                      "budget: on rank " + std::to_string(world_size() - 1) +
+                      " of its communicator (rank 0 of MPI_COMM_WORLD) they would take"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+    MPI_Comm_free(&reversed);
+  }
   c = config("revolve", 3, 0);
   c.store.codec.name = "zstd";
   c.compress_ratio = 8.0;
