@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <array>
 #include <sstream>
 
