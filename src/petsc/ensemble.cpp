@@ -45,6 +45,7 @@ struct Settings {
   PetscInt compress_level = 0;       ///< zstd, blosc: CodecSpec::level
   PetscBool compress_lossy_pullbacks = PETSC_FALSE;  ///< StoresConfig::lossy_pullbacks
   PetscBool compress_disk = PETSC_TRUE;              ///< ... for their disk checkpoints too
+  PetscBool view = PETSC_FALSE;  ///< RewindEnsembleView on stdout after each backward pass
 };
 
 // The groups' codec as the settings give it (checked by agree_and_check).
@@ -115,7 +116,8 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
         {"-rewind_ensemble_compress_precision", setting_hash(s.compress_precision)},
         {"-rewind_ensemble_compress_level", setting_hash(s.compress_level)},
         {"-rewind_ensemble_compress_lossy_pullbacks", setting_hash(s.compress_lossy_pullbacks)},
-        {"-rewind_ensemble_compress_disk", setting_hash(s.compress_disk)}};
+        {"-rewind_ensemble_compress_disk", setting_hash(s.compress_disk)},
+        {"-rewind_ensemble_view", setting_hash(s.view)}};
     PetscCallCXX(rwd::comm::agree_settings(comm, settings));
   }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -261,6 +263,9 @@ PetscErrorCode RewindEnsembleSetFromOptions(RewindEnsemble e) {
                              "run's (the same command again)",
                              "RewindEnsembleSetFromOptions", s.resume, &s.resume, NULL));
   PetscCall(read_compress_options(s, PetscOptionsObject));
+  PetscCall(PetscOptionsBool("-rewind_ensemble_view",
+                             "RewindEnsembleView on stdout after each RewindEnsembleBackward",
+                             "RewindEnsembleView", s.view, &s.view, NULL));
   PetscOptionsEnd();
   s.assign = assign;
   s.claim = claim;
@@ -400,6 +405,7 @@ PetscErrorCode RewindEnsembleBackward(RewindEnsemble e, const PetscScalar ybar[]
   }
   e->backward_done = true;
   PetscCallCXX(e->report = e->ensemble->report().json());
+  if (e->settings.view) PetscCall(RewindEnsembleView(e, PETSC_VIEWER_STDOUT_(e->comm)));
   PetscFunctionReturn(0);
 }
 

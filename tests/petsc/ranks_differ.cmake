@@ -115,6 +115,7 @@ expect_refused(-rewind_ensemble_async 0 1)
 expect_refused(-rewind_ensemble_compress zstd blosc)
 expect_refused(-rewind_ensemble_compress_tolerance 1e-6 1e-8 -rewind_ensemble_compress zfp)
 expect_refused(-rewind_ensemble_compress_level 3 4 -rewind_ensemble_compress zstd)
+expect_refused(-rewind_ensemble_view 0 1)
 # The rewind-ensemble app's own options (-compare_serial on one rank hung).
 if(ENSEMBLE_APP)
   set(EXE ${ENSEMBLE_APP})
