@@ -24,7 +24,7 @@ std::string compress_option() {
   return buf;
 }
 
-// What the group stores' codec did, summed over the ranks; empty without one.
+// What the group stores' codec did in the last pass, summed over the ranks; empty without one.
 std::string compression_text(const RewindEnsembleStats& st) {
   if (st.ram_uncompressed_bytes <= 0 && st.disk_uncompressed_bytes <= 0) return "";
   const double MiB = 1024.0 * 1024.0;
@@ -35,11 +35,18 @@ std::string compression_text(const RewindEnsembleStats& st) {
                   st.disk_uncompressed_bytes / MiB,
                   ratio(st.disk_uncompressed_bytes, st.disk_stored_bytes));
   }
+  const std::string codec = compress_option();
+  PetscReal tolerance = 0;
+  REWIND_APP_CALL(PetscOptionsGetReal(nullptr, nullptr, "-rewind_ensemble_compress_tolerance",
+                                      &tolerance, nullptr));
+  const std::string lossy = codec == "zfp" ? format(", lossy within %g", (double)tolerance)
+                            : codec == "zfp-precision" ? std::string(", lossy")
+                                                       : std::string();
   return format(
-      "  compression  group checkpoints by %s (-rewind_ensemble_compress): RAM %.2f MiB stored "
+      "  compression  group checkpoints by %s (-rewind_ensemble_compress%s): RAM %.2f MiB written "
       "for %.2f MiB (%.2fx)%s;\n"
       "               %.3f s compressing and decompressing (all ranks)\n",
-      compress_option().c_str(), st.ram_stored_bytes / MiB, st.ram_uncompressed_bytes / MiB,
+      codec.c_str(), lossy.c_str(), st.ram_stored_bytes / MiB, st.ram_uncompressed_bytes / MiB,
       ratio(st.ram_uncompressed_bytes, st.ram_stored_bytes), disk.c_str(),
       (double)st.codec_seconds);
 }

@@ -154,6 +154,7 @@ struct Ensemble::Impl {
   std::vector<TaskRecord> mapping;  // in task order
   Outputs outputs;
   EnsembleReport report;
+  GroupCodecs codecs_at_forward;  // the runner's codec counts when the last forward began
   std::unique_ptr<detail::DurableEnsemble> durable;  // EnsembleConfig::resume
   const detail::Resumed* resumed = nullptr;          // what the last forward took over
 
@@ -347,6 +348,7 @@ struct Ensemble::Impl {
             "ensemble: forward() while the tapes of the last forward() are still held; call "
             "backward() or discard() first");
     bool costliest_first = false;
+    codecs_at_forward = runner.codecs();
     std::vector<std::int64_t> order = agreed_order(tasks, runner, costliest_first);
     require(tasks >= 0, "ensemble: the task count must be >= 0, got " + std::to_string(tasks));
     resumed = durable ? &durable->begin_forward(tasks) : nullptr;
@@ -519,7 +521,7 @@ struct Ensemble::Impl {
               "MPI_Allreduce (reduction bytes)");
     report.backward_reduction_bytes = all_handed;
     gather_peak_memory();
-    report.codecs = gather_codecs(runner.codecs(), groups.world());
+    report.codecs = gather_codecs(codecs_since(runner.codecs(), codecs_at_forward), groups.world());
     mine.clear();
     return gradient;
   }

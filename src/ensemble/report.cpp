@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <sstream>
+#include <string>
 
 #include "rewind/comm/agree.hpp"
 
@@ -25,13 +26,28 @@ void add(engine::CodecStats& c, const double* v) {
   c.io_thread_seconds += v[4];
 }
 
-// One level's totals and each rank's ratio.
-void level_json(std::ostream& os, const char* name, const engine::CodecStats& total,
+// One level's totals, the codec's settings, and each rank's bytes and ratio (null for a rank
+// that wrote nothing).
+void level_json(std::ostream& os, const char* name, const GroupCodecs& total,
                 const std::vector<GroupCodecs>& codecs, engine::CodecStats GroupCodecs::*level) {
-  os << "\"" << name << "\": {" << total.counts_json() << ", \"ratio_per_rank\": [";
-  for (std::size_t r = 0; r < codecs.size(); ++r)
-    os << (r ? ", " : "") << (codecs[r].*level).ratio();
-  os << "]}";
+  const storage::CodecSpec& spec = total.spec;
+  os << "\"" << name << "\": {" << (total.*level).counts_json() << ", \"level\": " << spec.level
+     << ", \"tolerance\": " << spec.tolerance << ", \"precision\": " << spec.precision;
+  if (level == &GroupCodecs::ram) {
+    os << ", \"lossy_pullbacks\": " << (total.lossy_pullbacks ? "true" : "false");
+  }
+  const auto per_rank = [&](const char* what, const auto& value) {
+    os << ", \"" << what << "_per_rank\": [";
+    for (std::size_t r = 0; r < codecs.size(); ++r)
+      os << (r ? ", " : "") << value(codecs[r].*level);
+    os << "]";
+  };
+  per_rank("stored_bytes", [](const engine::CodecStats& c) { return c.stored_bytes; });
+  per_rank("uncompressed_bytes", [](const engine::CodecStats& c) { return c.uncompressed_bytes; });
+  per_rank("ratio", [](const engine::CodecStats& c) {
+    return c.stored_bytes > 0 ? std::to_string(c.ratio()) : std::string("null");
+  });
+  os << "}";
 }
 
 }  // namespace
@@ -56,10 +72,26 @@ std::vector<GroupCodecs> gather_codecs(const GroupCodecs& mine, MPI_Comm world) 
   for (std::size_t r = 0; r < out.size(); ++r) {
     out[r].ram.codec = mine.ram.codec;
     out[r].disk.codec = mine.disk.codec;
+    out[r].spec = mine.spec;  // agreed between ranks
+    out[r].lossy_pullbacks = mine.lossy_pullbacks;
     add(out[r].ram, &all[r * v.size()]);
     add(out[r].disk, &all[r * v.size() + kCounts]);
   }
   return out;
+}
+
+GroupCodecs codecs_since(const GroupCodecs& now, const GroupCodecs& before) {
+  GroupCodecs d = now;
+  for (auto level : {&GroupCodecs::ram, &GroupCodecs::disk}) {
+    engine::CodecStats& c = d.*level;
+    const engine::CodecStats& b = before.*level;
+    c.stored_bytes -= b.stored_bytes;
+    c.uncompressed_bytes -= b.uncompressed_bytes;
+    c.compress_seconds -= b.compress_seconds;
+    c.decompress_seconds -= b.decompress_seconds;
+    c.io_thread_seconds -= b.io_thread_seconds;
+  }
+  return d;
 }
 
 GroupCodecs EnsembleReport::codec_totals() const {
@@ -67,11 +99,22 @@ GroupCodecs EnsembleReport::codec_totals() const {
   if (codecs.empty()) return t;
   t.ram.codec = codecs.front().ram.codec;
   t.disk.codec = codecs.front().disk.codec;
+  t.spec = codecs.front().spec;
+  t.lossy_pullbacks = codecs.front().lossy_pullbacks;
   for (const GroupCodecs& c : codecs) {
     add(t.ram, counts(c.ram).data());
     add(t.disk, counts(c.disk).data());
   }
   return t;
+}
+
+double EnsembleReport::worst_codec_ratio(bool disk) const {
+  double worst = 0;
+  for (const GroupCodecs& g : codecs) {
+    const engine::CodecStats& c = disk ? g.disk : g.ram;
+    if (c.stored_bytes > 0) worst = worst > 0 ? std::min(worst, c.ratio()) : c.ratio();
+  }
+  return worst;
 }
 
 std::string EnsembleReport::json() const {
@@ -107,9 +150,11 @@ std::string EnsembleReport::json() const {
   if (!codecs.empty()) {
     const GroupCodecs t = codec_totals();
     os << ", \"group_codecs\": {";
-    level_json(os, "ram", t.ram, codecs, &GroupCodecs::ram);
-    os << ", ";
-    level_json(os, "disk", t.disk, codecs, &GroupCodecs::disk);
+    level_json(os, "ram", t, codecs, &GroupCodecs::ram);
+    if (t.disk.codec != "none") {  // disk checkpoints compressed (a lossless codec)
+      os << ", ";
+      level_json(os, "disk", t, codecs, &GroupCodecs::disk);
+    }
     os << "}";
   }
   os << "}";

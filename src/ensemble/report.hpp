@@ -12,5 +12,7 @@ namespace rwd::ensemble {
 /// settings are agreed between ranks); empty when no rank's stores compress. Collective on
 /// `world`.
 std::vector<GroupCodecs> gather_codecs(const GroupCodecs& mine, MPI_Comm world);
+/// The counts of `now` less those of `before` (a pass's share of a runner's running counts).
+GroupCodecs codecs_since(const GroupCodecs& now, const GroupCodecs& before);
 
 }  // namespace rwd::ensemble

@@ -185,6 +185,11 @@ double StepperTasks::estimate(std::int64_t k) const {
   return config_.estimate ? config_.estimate(k) : -1.0;
 }
 
+GroupCodecs StepperTasks::codecs() const {
+  return {stores_->ram_codec_stats(), stores_->disk_codec_stats(), stores_->config().store.codec,
+          stores_->config().lossy_pullbacks};
+}
+
 TaskCost StepperTasks::cost(std::int64_t k) const {
   if (auto d = done_.find(k); d != done_.end()) return d->second;
   if (auto t = tapes_.find(k); t != tapes_.end()) return t->second.cost;

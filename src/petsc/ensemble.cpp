@@ -509,25 +509,19 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
   std::string counts;
   for (int c : per_group) counts += (counts.empty() ? "" : " ") + std::to_string(c);
   PetscCall(PetscViewerASCIIPrintf(
-      viewer, "rewind ensemble: %lld tasks on %d groups of %d ranks (%s assignment%s)\n",
-      (long long)r.tasks, r.groups, r.group_size, rwd::ensemble::to_string(r.assign),
+      viewer, "rewind ensemble: %lld task%s on %d group%s of %d rank%s (%s assignment%s)\n",
+      (long long)r.tasks, r.tasks == 1 ? "" : "s", r.groups, r.groups == 1 ? "" : "s", r.group_size,
+      r.group_size == 1 ? "" : "s", rwd::ensemble::to_string(r.assign),
       r.assign != rwd::ensemble::Assign::Dynamic ? ""
       : r.costliest_first                        ? ", the costliest claimed first"
                                                  : ", claimed in task order"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  tasks per group: %s; spilled %d, cut %d\n",
                                    counts.c_str(), spilled, cut));
   if (e->runner && e->settings.compress != "none") {
-    // Summed over the ranks after a backward pass (each rank of a group holds its own blocks);
-    // before one, this rank's.
+    // The last pass's, summed over the ranks, after a backward pass (each rank of a group holds
+    // its own blocks); before one, this rank's so far.
     const bool all = !r.codecs.empty();
     const rwd::ensemble::GroupCodecs t = all ? r.codec_totals() : e->runner->codecs();
-    double worst = 0;  // the lowest ratio of a rank's RAM checkpoints
-    for (const auto& c : r.codecs) {
-      if (c.ram.stored_bytes > 0)
-        worst = worst > 0 ? std::min(worst, c.ram.ratio()) : c.ram.ratio();
-    }
-    char whose[64];
-    if (all) std::snprintf(whose, sizeof whose, "all ranks; the worst rank's %.2f", worst);
     const rwd::petsc::Settings& s = e->settings;
     std::string setting;  // a level, or what a lossy codec keeps, after the option's name
     if (rwd::storage::codec_is_lossy(s.compress)) {
@@ -541,24 +535,27 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
                 (s.compress_lossy_pullbacks ? ", stage values too" : ", restart states only");
     }
     if (s.compress_level > 0) setting += "; level " + std::to_string(s.compress_level);
-    PetscCall(PetscViewerASCIIPrintf(
-        viewer,
-        "  group RAM checkpoints compressed by %s (-rewind_ensemble_compress%s): %lld bytes "
-        "stored for %lld (ratio %.2f, %s), compressing %.4f s, decompressing %.4f s, %.4f s of "
-        "it on the I/O thread\n",
-        s.compress.c_str(), setting.c_str(), (long long)t.ram.stored_bytes,
-        (long long)t.ram.uncompressed_bytes, t.ram.ratio(), all ? whose : "this rank",
-        t.ram.compress_seconds, t.ram.decompress_seconds, t.ram.io_thread_seconds));
-    if (t.disk.uncompressed_bytes > 0) {
-      PetscCall(PetscViewerASCIIPrintf(
-          viewer,
-          "  group disk checkpoints compressed by %s (-rewind_ensemble_compress_disk%s): %lld "
-          "bytes written for %lld (ratio %.2f, %s), compressing %.4f s, decompressing %.4f s, "
-          "%.4f s of it on the I/O thread\n",
-          t.disk.codec.c_str(), setting.c_str(), (long long)t.disk.stored_bytes,
-          (long long)t.disk.uncompressed_bytes, t.disk.ratio(), all ? "all ranks" : "this rank",
-          t.disk.compress_seconds, t.disk.decompress_seconds, t.disk.io_thread_seconds));
-    }
+    const auto line = [&](const char* level, const char* option, const char* verb,
+                          const rwd::engine::CodecStats& c, bool disk) {
+      char whose[64] = "this rank";
+      if (all)
+        std::snprintf(whose, sizeof whose, "all ranks; the worst rank's %.2f",
+                      r.worst_codec_ratio(disk));
+      return c.uncompressed_bytes <= 0
+                 ? PetscErrorCode(0)
+                 : PetscViewerASCIIPrintf(
+                       viewer,
+                       "  group %s checkpoints compressed by %s (%s%s): %lld bytes %s for %lld "
+                       "(ratio "
+                       "%.2f, %s), compressing %.4f s, decompressing %.4f s, %.4f s of it on the "
+                       "I/O "
+                       "thread\n",
+                       level, c.codec.c_str(), option, setting.c_str(), (long long)c.stored_bytes,
+                       verb, (long long)c.uncompressed_bytes, c.ratio(), whose, c.compress_seconds,
+                       c.decompress_seconds, c.io_thread_seconds);
+    };
+    PetscCall(line("RAM", "-rewind_ensemble_compress", "stored", t.ram, false));
+    PetscCall(line("disk", "-rewind_ensemble_compress_disk", "written", t.disk, true));
   }
   if (r.resumed_generation > 0) {
     int outputs = 0, gradients = 0;

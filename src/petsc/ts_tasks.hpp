@@ -99,7 +99,8 @@ class TsTasks final : public ensemble::TaskRunner {
   }
 
   ensemble::GroupCodecs codecs() const override {
-    return {stores_->ram_codec_stats(), stores_->disk_codec_stats()};
+    return {stores_->ram_codec_stats(), stores_->disk_codec_stats(), stores_->config().store.codec,
+            stores_->config().lossy_pullbacks};
   }
 
   // A task whose forward ran in a killed run: solved again before its reverse, as a cut one (a

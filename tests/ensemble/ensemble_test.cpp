@@ -453,6 +453,17 @@ TEST_P(EnsembleMap, CompressedGroupStoresKeepTheBitsAndReportEachRanksCodec) {
       EXPECT_NE(report.json().find("\"group_codecs\": {\"ram\": {\"codec\": \"zstd\""),
                 std::string::npos)
           << report.json();
+      EXPECT_NE(report.json().find("\"uncompressed_bytes_per_rank\": ["), std::string::npos);
+      // A second pass with the same runner reports its own counts, not the running ones.
+      const ensemble::Outputs y2 = ens.forward(tasks, runner);
+      ens.backward(world_rank() == 0 ? std::span<const double>(ybar) : std::span<const double>(),
+                   runner);
+      const engine::CodecStats after = runner.stores().ram_codec_stats();
+      const engine::CodecStats& second =
+          ens.report().codecs[static_cast<std::size_t>(world_rank())].ram;
+      EXPECT_EQ(second.uncompressed_bytes, after.uncompressed_bytes - mine.uncompressed_bytes);
+      EXPECT_EQ(second.stored_bytes, after.stored_bytes - mine.stored_bytes);
+      EXPECT_TRUE(all_ranks(bitwise_equal(y2.values, y.values)));
     }
     runner.stores().close();
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "rewind/engine/stats.hpp"
+#include "rewind/storage/codec.hpp"
 
 namespace rwd::ensemble {
 
@@ -84,9 +85,12 @@ struct TaskCost {
 };
 
 /// What one rank's group stores' codecs did: its RAM checkpoints and its disk checkpoints (each
-/// rank of a group compresses its own blocks).
+/// rank of a group compresses its own blocks; bytes are those written, every checkpoint's, not
+/// those held), and the codec's settings (StoresConfig::store.codec, lossy_pullbacks).
 struct GroupCodecs {
   engine::CodecStats ram, disk;
+  storage::CodecSpec spec;
+  bool lossy_pullbacks = false;
 };
 
 /// Where a task ran and when. Times are seconds since the start of the pass, on the group's
@@ -139,12 +143,14 @@ struct EnsembleReport {
   /// pass began (Linux VmHWM, reset then; elsewhere the peak since the process started).
   std::vector<std::int64_t> peak_rss_bytes;
   std::vector<TaskRecord> mapping;  ///< in task order
-  /// Per rank of the communicator: what its group stores' codecs did since the runner was made
-  /// (TaskRunner::codecs(), gathered at the end of the backward pass); empty before one, and
-  /// when no rank's stores compress.
+  /// Per rank of the communicator: what its group stores' codecs did in the last forward and
+  /// backward pass (TaskRunner::codecs() at the end of the backward pass less its value when the
+  /// forward pass began); empty before a backward pass, and when no rank's stores compress.
   std::vector<GroupCodecs> codecs;
   /// `codecs` summed over the ranks (bytes and seconds); codec "none" where empty.
   GroupCodecs codec_totals() const;
+  /// The lowest ratio of a rank that wrote RAM (disk: disk) checkpoints in `codecs`; 0 if none.
+  double worst_codec_ratio(bool disk) const;
   /// One JSON object (the mapping, the times, the bytes, the memory; with a codec,
   /// "group_codecs": the totals per level and each rank's ratio).
   std::string json() const;
@@ -166,8 +172,8 @@ class TaskRunner {
   virtual std::vector<double> backward(std::int64_t task, std::span<const double> ybar) = 0;
   /// What task k has cost so far.
   virtual TaskCost cost(std::int64_t task) const = 0;
-  /// What this rank's stores' codecs did since the runner was made; codec "none" (the default)
-  /// where they do not compress.
+  /// What this rank's stores' codecs did since the runner was made (the ensemble reports a
+  /// pass's difference); codec "none" (the default) where they do not compress.
   virtual GroupCodecs codecs() const;
   /// An estimate of what task k will cost, in any unit (steps, seconds) but the same for all
   /// tasks and on every rank, before it runs; negative: unknown (the default). With every

@@ -66,9 +66,7 @@ class StepperTasks final : public TaskRunner {
   std::vector<std::int64_t> backward_order(std::vector<std::int64_t> tasks) override;
   std::vector<double> backward(std::int64_t task, std::span<const double> ybar) override;
   TaskCost cost(std::int64_t task) const override;
-  GroupCodecs codecs() const override {
-    return {stores_->ram_codec_stats(), stores_->disk_codec_stats()};
-  }
+  GroupCodecs codecs() const override;
   double estimate(std::int64_t task) const override;
   std::string make_durable(std::int64_t task, const std::string& link) override;
   void adopt(std::int64_t task, std::span<const double> output, std::string_view tape) override;

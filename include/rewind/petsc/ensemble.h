@@ -29,6 +29,9 @@
      -rewind_ensemble_compress_precision <bits>  zfp-precision: bits kept
      -rewind_ensemble_compress_level <n>    zstd (1-19), blosc (1-9): compression level
      -rewind_ensemble_compress_lossy_pullbacks <bool>  zfp: stage values lossy too
+     -rewind_ensemble_compress_disk <bool>  lossless codecs: the groups' disk checkpoints too
+                                            (default true)
+     -rewind_ensemble_view                  RewindEnsembleView on stdout after each backward pass
    Each task's own budget and schedule are the usual -ts_trajectory_* options of its TS.
 
    Every function is collective on the ensemble's communicator unless it says otherwise; the
@@ -129,8 +132,9 @@ typedef struct {
                                   manifest the last forward pass went on from (0: afresh) */
   PetscInt outputs_resumed;    /* tasks whose output came from that manifest (not run forward) */
   PetscInt gradients_resumed;  /* of those, tasks whose gradient it had summed (not reversed) */
-  /* -rewind_ensemble_compress: what the group stores' codec did, summed over the ranks (each
-     rank of a group compresses its own blocks; 0 without a codec; set after a backward pass) */
+  /* -rewind_ensemble_compress: what the group stores' codec did in the last forward and backward
+     pass, summed over the ranks (each rank of a group compresses its own blocks; bytes written,
+     recomputations' included, not bytes held; 0 without a codec; set after a backward pass) */
   PetscReal ram_stored_bytes;        /* RAM checkpoints: the bytes stored */
   PetscReal ram_uncompressed_bytes;  /* and what they were before compression */
   PetscReal disk_stored_bytes;       /* disk checkpoints (lossless codecs), likewise */
