@@ -118,7 +118,11 @@ PetscErrorCode agree_and_check(MPI_Comm comm, const rwd::petsc::Settings& s) {
         {"-rewind_ensemble_compress_lossy_pullbacks", setting_hash(s.compress_lossy_pullbacks)},
         {"-rewind_ensemble_compress_disk", setting_hash(s.compress_disk)},
         {"-rewind_ensemble_view", setting_hash(s.view)}};
-    PetscCallCXX(rwd::comm::agree_settings(comm, settings));
+    try {
+      rwd::comm::agree_settings(comm, settings);
+    } catch (const rwd::Error& e) {  // on every rank, each printing it
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "%s", e.what());
+    }
   }
   PetscCheck(s.assign == "dynamic" || s.assign == "static", comm, PETSC_ERR_ARG_OUTOFRANGE,
              "-rewind_ensemble_assign must be dynamic or static, got %s", s.assign.c_str());
