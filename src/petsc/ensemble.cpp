@@ -550,10 +550,8 @@ PetscErrorCode RewindEnsembleView(RewindEnsemble e, PetscViewer viewer) {
                  : PetscViewerASCIIPrintf(
                        viewer,
                        "  group %s checkpoints compressed by %s (%s%s): %lld bytes %s for %lld "
-                       "(ratio "
-                       "%.2f, %s), compressing %.4f s, decompressing %.4f s, %.4f s of it on the "
-                       "I/O "
-                       "thread\n",
+                       "(ratio %.2f, %s), compressing %.4f s, decompressing %.4f s, %.4f s of "
+                       "it on the I/O thread\n",
                        level, c.codec.c_str(), option, setting.c_str(), (long long)c.stored_bytes,
                        verb, (long long)c.uncompressed_bytes, c.ratio(), whose, c.compress_seconds,
                        c.decompress_seconds, c.io_thread_seconds);

@@ -459,8 +459,9 @@ TEST_P(EnsembleMap, CompressedGroupStoresKeepTheBitsAndReportEachRanksCodec) {
       ens.backward(world_rank() == 0 ? std::span<const double>(ybar) : std::span<const double>(),
                    runner);
       const engine::CodecStats after = runner.stores().ram_codec_stats();
+      const ensemble::EnsembleReport second_report = ens.report();  // a copy: keep it
       const engine::CodecStats& second =
-          ens.report().codecs[static_cast<std::size_t>(world_rank())].ram;
+          second_report.codecs[static_cast<std::size_t>(world_rank())].ram;
       EXPECT_EQ(second.uncompressed_bytes, after.uncompressed_bytes - mine.uncompressed_bytes);
       EXPECT_EQ(second.stored_bytes, after.stored_bytes - mine.stored_bytes);
       EXPECT_TRUE(all_ranks(bitwise_equal(y2.values, y.values)));
