@@ -1,6 +1,7 @@
 #include "summary.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "adjoint_app.hpp"
@@ -17,10 +18,11 @@ std::string budget_option(const char* name, PetscInt unset) {
   return n >= 0 ? std::to_string(n) : std::string("unlimited");
 }
 
-std::string compress_option() {
-  char buf[32] = "none";
-  REWIND_APP_CALL(PetscOptionsGetString(nullptr, nullptr, "-rewind_ensemble_compress", buf,
-                                        sizeof buf, nullptr));
+// A string option's value, or `fallback` where it is not given.
+std::string string_option(const char* name, const char* fallback) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s", fallback);
+  REWIND_APP_CALL(PetscOptionsGetString(nullptr, nullptr, name, buf, sizeof buf, nullptr));
   return buf;
 }
 
@@ -35,7 +37,7 @@ std::string compression_text(const RewindEnsembleStats& st) {
                   st.disk_uncompressed_bytes / MiB,
                   ratio(st.disk_uncompressed_bytes, st.disk_stored_bytes));
   }
-  const std::string codec = compress_option();
+  const std::string codec = string_option("-rewind_ensemble_compress", "none");
   PetscReal tolerance = 0;
   REWIND_APP_CALL(PetscOptionsGetReal(nullptr, nullptr, "-rewind_ensemble_compress_tolerance",
                                       &tolerance, nullptr));
@@ -52,10 +54,7 @@ std::string compression_text(const RewindEnsembleStats& st) {
 }
 
 std::string assign_option() {
-  char buf[32] = "dynamic";
-  REWIND_APP_CALL(
-      PetscOptionsGetString(nullptr, nullptr, "-rewind_ensemble_assign", buf, sizeof buf, nullptr));
-  return buf;
+  return string_option("-rewind_ensemble_assign", "dynamic");
 }
 
 // The model, the tasks, their outputs, Phi, the gradient and the budgets.

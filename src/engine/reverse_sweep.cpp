@@ -166,13 +166,7 @@ RunStats ReverseSweep::finish() {
       ram.compress_seconds - ram_at_start.compress_seconds,
       ram.decompress_seconds - ram_at_start.decompress_seconds,
       ram.codec_io_thread_seconds - ram_at_start.codec_io_thread_seconds};
-  const CodecStats disk = stores->disk_codec_stats();
-  stats.disk_codec = {disk.codec,
-                      disk.stored_bytes - disk_codec_at_start.stored_bytes,
-                      disk.uncompressed_bytes - disk_codec_at_start.uncompressed_bytes,
-                      disk.compress_seconds - disk_codec_at_start.compress_seconds,
-                      disk.decompress_seconds - disk_codec_at_start.decompress_seconds,
-                      disk.io_thread_seconds - disk_codec_at_start.io_thread_seconds};
+  stats.disk_codec = stores->disk_codec_stats().counts_since(disk_codec_at_start);
   CodecStats& c = stats.ram_codec;
   const Plan& first = first_plan ? *first_plan : plan;  // what the run was planned with
   c.planned_ratio = first.sizes.compress_ratio;

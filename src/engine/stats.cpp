@@ -90,17 +90,9 @@ void RunStats::add(const RunStats& s) {
   rebuilt_steps += s.rebuilt_steps;
   rerecorded_steps += s.rerecorded_steps;
   if (disk_codec.codec == "none") disk_codec.codec = s.disk_codec.codec;
-  disk_codec.stored_bytes += s.disk_codec.stored_bytes;
-  disk_codec.uncompressed_bytes += s.disk_codec.uncompressed_bytes;
-  disk_codec.compress_seconds += s.disk_codec.compress_seconds;
-  disk_codec.decompress_seconds += s.disk_codec.decompress_seconds;
-  disk_codec.io_thread_seconds += s.disk_codec.io_thread_seconds;
+  disk_codec.add_counts(s.disk_codec);
   if (ram_codec.codec == "none") ram_codec.codec = s.ram_codec.codec;
-  ram_codec.stored_bytes += s.ram_codec.stored_bytes;
-  ram_codec.uncompressed_bytes += s.ram_codec.uncompressed_bytes;
-  ram_codec.compress_seconds += s.ram_codec.compress_seconds;
-  ram_codec.decompress_seconds += s.ram_codec.decompress_seconds;
-  ram_codec.io_thread_seconds += s.ram_codec.io_thread_seconds;
+  ram_codec.add_counts(s.ram_codec);
   ram_codec.peak_stored_bytes =
       std::max(ram_codec.peak_stored_bytes, s.ram_codec.peak_stored_bytes);
   ram_codec.moved_to_disk += s.ram_codec.moved_to_disk;
@@ -121,6 +113,23 @@ void RunStats::add(const RunStats& s) {
     ram_codec.forward_steps = s.ram_codec.forward_steps;
     ram_codec.uncompressed_forward_steps = s.ram_codec.uncompressed_forward_steps;
   }
+}
+
+void CodecStats::add_counts(const CodecStats& s) {
+  stored_bytes += s.stored_bytes;
+  uncompressed_bytes += s.uncompressed_bytes;
+  compress_seconds += s.compress_seconds;
+  decompress_seconds += s.decompress_seconds;
+  io_thread_seconds += s.io_thread_seconds;
+}
+
+CodecStats CodecStats::counts_since(const CodecStats& before) const {
+  return {codec,
+          stored_bytes - before.stored_bytes,
+          uncompressed_bytes - before.uncompressed_bytes,
+          compress_seconds - before.compress_seconds,
+          decompress_seconds - before.decompress_seconds,
+          io_thread_seconds - before.io_thread_seconds};
 }
 
 std::string CodecStats::counts_json() const {

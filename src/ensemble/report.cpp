@@ -18,12 +18,10 @@ std::array<double, kCounts> counts(const engine::CodecStats& c) {
           c.compress_seconds, c.decompress_seconds, c.io_thread_seconds};
 }
 
-void add(engine::CodecStats& c, const double* v) {
-  c.stored_bytes += static_cast<std::int64_t>(v[0]);
-  c.uncompressed_bytes += static_cast<std::int64_t>(v[1]);
-  c.compress_seconds += v[2];
-  c.decompress_seconds += v[3];
-  c.io_thread_seconds += v[4];
+// counts() back, under `codec`.
+engine::CodecStats from_counts(const std::string& codec, const double* v) {
+  return {codec, static_cast<std::int64_t>(v[0]), static_cast<std::int64_t>(v[1]), v[2], v[3],
+          v[4]};
 }
 
 // One level's totals, the codec's settings, and each rank's bytes and ratio (null for a rank
@@ -70,27 +68,18 @@ std::vector<GroupCodecs> gather_codecs(const GroupCodecs& mine, MPI_Comm world) 
   if (mine.ram.codec == "none" && mine.disk.codec == "none") return {};
   std::vector<GroupCodecs> out(static_cast<std::size_t>(size));
   for (std::size_t r = 0; r < out.size(); ++r) {
-    out[r].ram.codec = mine.ram.codec;
-    out[r].disk.codec = mine.disk.codec;
+    out[r].ram = from_counts(mine.ram.codec, &all[r * v.size()]);
+    out[r].disk = from_counts(mine.disk.codec, &all[r * v.size() + kCounts]);
     out[r].spec = mine.spec;  // agreed between ranks
     out[r].lossy_pullbacks = mine.lossy_pullbacks;
-    add(out[r].ram, &all[r * v.size()]);
-    add(out[r].disk, &all[r * v.size() + kCounts]);
   }
   return out;
 }
 
 GroupCodecs codecs_since(const GroupCodecs& now, const GroupCodecs& before) {
   GroupCodecs d = now;
-  for (auto level : {&GroupCodecs::ram, &GroupCodecs::disk}) {
-    engine::CodecStats& c = d.*level;
-    const engine::CodecStats& b = before.*level;
-    c.stored_bytes -= b.stored_bytes;
-    c.uncompressed_bytes -= b.uncompressed_bytes;
-    c.compress_seconds -= b.compress_seconds;
-    c.decompress_seconds -= b.decompress_seconds;
-    c.io_thread_seconds -= b.io_thread_seconds;
-  }
+  d.ram = now.ram.counts_since(before.ram);
+  d.disk = now.disk.counts_since(before.disk);
   return d;
 }
 
@@ -102,8 +91,8 @@ GroupCodecs EnsembleReport::codec_totals() const {
   t.spec = codecs.front().spec;
   t.lossy_pullbacks = codecs.front().lossy_pullbacks;
   for (const GroupCodecs& c : codecs) {
-    add(t.ram, counts(c.ram).data());
-    add(t.disk, counts(c.disk).data());
+    t.ram.add_counts(c.ram);
+    t.disk.add_counts(c.disk);
   }
   return t;
 }

@@ -62,6 +62,10 @@ struct CodecStats {
   /// The counts as JSON members, no braces: codec, stored_bytes, uncompressed_bytes, ratio,
   /// compress_seconds, decompress_seconds, io_thread_seconds.
   std::string counts_json() const;
+  /// Adds `s`'s counts (bytes and seconds) to these.
+  void add_counts(const CodecStats& s);
+  /// This codec with the counts since `before` (an earlier value of the same store's counts).
+  CodecStats counts_since(const CodecStats& before) const;
 };
 
 struct RunStats {
