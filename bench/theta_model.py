@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Forward steps in a model rewind does not plan with yet: pullback data made of states
-(docs/schedules.md, "Not modelled: pullback data made of states").
+"""Forward steps of the `endpoints` schedule: pullback data made of states (docs/schedules.md,
+"Pullback data made of states: `endpoints`"), an independent copy in Python of its recursion
+(src/schedule/endpoints.cpp) and of an exhaustive search of its machine.
 
 For a theta method in endpoint form (PETSc's CN and backward Euler) a step's stages are the state
 it starts from and the state it ends in, so the adjoint of step i needs states i and i + 1 and no
@@ -43,10 +44,10 @@ def steps(n, s):
     besides x_0."""
     if n == 1:
         return 1
-    best = INF
+    best = n + steps(n - 1, s)
     if s >= 1:
         for j in range(1, n):
-            best = min(best, j + steps(n - j, s - 1) + stored_end(j, s - 1))
+            best = min(best, j + steps(n - j, s - 1) + min(stored_end(j, s - 1), steps(j, s)))
     return best
 
 
@@ -65,6 +66,8 @@ def exhaustive(n, units):
         moves = []
         if work < a:
             moves.append((1, (work + 1, held, a)))
+        if work == a - 1:  # step a - 1 recorded: its stages hold both states
+            moves.append((1, (a, frozenset(y for y in held if y < a), a - 1)))
         if work not in held and len(held) < units:
             moves.append((0, (work, held | {work}, a)))
         for x in held:

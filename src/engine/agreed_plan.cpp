@@ -114,6 +114,20 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
   sizes.compress_ratio = ratio_with_margin(smallest);
 }
 
+// Stepper::pullback_from_states() names a state variable of the same size for every pullback
+// field.
+bool made_of_states(Stepper& stepper, const std::vector<Field>& state) {
+  const std::vector<Stepper::StateSource> from = stepper.pullback_from_states();
+  const std::vector<Field> pullback = stepper.pullback();
+  if (from.empty() || from.size() != pullback.size()) return false;
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    if (from[k].variable >= state.size() ||
+        state[from[k].variable].data.size() != pullback[k].data.size())
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::size_t variables_of(Stepper& s) {
@@ -126,21 +140,23 @@ CheckpointSizes agreed_sizes(Stepper& stepper, record::RestartSets& sets, MPI_Co
                              const RecordingConfig& config, const StoresConfig* stores) {
   comm::agree_settings(comm, settings_of(config, stores));
   const std::vector<Field> state = stepper.state();
-  // The fourth value is 1 where step i's pullback data does not hold x_{i+1}: it holds it only
-  // if it does on every rank.
-  const std::uint64_t local[4] = {
+  // The fourth value is 1 where step i's pullback data does not hold x_{i+1}, the fifth where it
+  // is not made of x_i and x_{i+1}: each holds only if it does on every rank.
+  const std::uint64_t local[5] = {
       static_cast<std::uint64_t>(bytes_of(select(state, sets.written()))),
       static_cast<std::uint64_t>(bytes_of(stepper.pullback())),
       static_cast<std::uint64_t>(bytes_of(state)),
-      stepper.next_state_in_pullback().size() == state.size() ? 0u : 1u};
-  std::uint64_t largest[4] = {0, 0, 0, 0};
-  comm::mpi_check(MPI_Allreduce(local, largest, 4, MPI_UINT64_T, MPI_MAX, comm),
+      stepper.next_state_in_pullback().size() == state.size() ? 0u : 1u,
+      made_of_states(stepper, state) ? 0u : 1u};
+  std::uint64_t largest[5] = {0, 0, 0, 0, 0};
+  comm::mpi_check(MPI_Allreduce(local, largest, 5, MPI_UINT64_T, MPI_MAX, comm),
                   "MPI_Allreduce (checkpoint sizes)");
   CheckpointSizes sizes;
   sizes.restart = static_cast<std::int64_t>(largest[0]);
   sizes.pullback = static_cast<std::int64_t>(largest[1]);
   sizes.state = static_cast<std::int64_t>(largest[2]);
   sizes.pullback_holds_next = largest[3] == 0;
+  sizes.pullback_from_states = largest[4] == 0;
   plan_ratio(select(state, sets.written()), comm, config, stores, sizes);
   return sizes;
 }

@@ -25,13 +25,13 @@ struct CacheKey {
   std::string name;
   schedule::Step steps;
   std::int64_t ram, disk, period, pullback_slots, ram_units, restart_units, pullback_units;
-  bool holds_next;
+  bool holds_next, from_states;
   double write_cost, read_cost, ram_bytes;
   std::vector<double> step_cost, state_bytes;
   auto tie() const {
     return std::tie(name, steps, ram, disk, period, pullback_slots, ram_units, restart_units,
-                    pullback_units, holds_next, write_cost, read_cost, ram_bytes, step_cost,
-                    state_bytes);
+                    pullback_units, holds_next, from_states, write_cost, read_cost, ram_bytes,
+                    step_cost, state_bytes);
   }
   bool operator<(const CacheKey& o) const { return tie() < o.tie(); }
 };
@@ -301,6 +301,7 @@ static Plan plan_sized(const RecordingConfig& config, const CheckpointSizes& siz
     p.pullback_units = units->pullback;
     p.pullback_holds_next = sizes.pullback_holds_next;
   }
+  p.pullback_from_states = sizes.pullback_from_states;
 
   const CacheKey key{config.schedule,
                      p.steps,
@@ -312,6 +313,7 @@ static Plan plan_sized(const RecordingConfig& config, const CheckpointSizes& siz
                      p.restart_units,
                      p.pullback_units,
                      p.pullback_holds_next,
+                     p.pullback_from_states,
                      p.write_cost,
                      p.read_cost,
                      p.ram_bytes,

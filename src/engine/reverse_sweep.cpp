@@ -81,6 +81,7 @@ void ReverseSweep::prepare_adjoint(Step i) {
       broken("ends before the adjoint of step " + std::to_string(i));
     }
   }
+  if (reverse->from_states) compose_pullback(*reverse);
   if (io->record().work_pullback() != i) {
     const Key k = key(i, Kind::Pullback);
     const auto level = io->record().cheapest(k);

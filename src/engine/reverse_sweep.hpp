@@ -16,6 +16,10 @@ struct ReverseSweep : Parking {
   // with kCompressMargin. Collective.
   void replan_measured();
   void prepare_adjoint(Step i);
+  // Step r.n0's pullback data, for a Reverse from_states, composed from x_{n0} and x_{n1} into
+  // the stepper's buffers (composed_pullback.cpp).
+  void compose_pullback(const schedule::Reverse& r);
+  void require_variables(Step b);
   void adjoint_done(Step i);
   Step next_adjoint() const;
   RunStats finish();

@@ -149,6 +149,20 @@ std::vector<std::size_t> TsStepper::next_state_in_pullback() {
   return out;
 }
 
+std::vector<engine::Stepper::StateSource> TsStepper::pullback_from_states() {
+  PetscBool theta = PETSC_FALSE, cn = PETSC_FALSE, beuler = PETSC_FALSE;
+  REWIND_PETSC(PetscObjectTypeCompare((PetscObject)ts_, TSTHETA, &theta));
+  REWIND_PETSC(PetscObjectTypeCompare((PetscObject)ts_, TSCN, &cn));
+  REWIND_PETSC(PetscObjectTypeCompare((PetscObject)ts_, TSBEULER, &beuler));
+  if (!theta && !cn && !beuler) return {};
+  PetscInt ns = 0;
+  Vec* Y = nullptr;
+  REWIND_PETSC(TSGetStages(ts_, &ns, &Y));
+  // The midpoint form's one stage is the midpoint value, not a state.
+  if (ns != 2 || Y[1] != detail::solution(ts_) || fsal_ == Fsal::KeepStage) return {};
+  return {{false, 0}, {true, 0}};
+}
+
 namespace {
 // The engine wrote into v's array behind PETSc's back: restoring the array is the public way to
 // mark the vector changed (it increases the object state, so cached norms are dropped).

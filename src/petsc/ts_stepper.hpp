@@ -98,6 +98,9 @@ class TsStepper final : public engine::Stepper {
   /// not for an explicit RK method's stages alone), and a first-same-as-last method's reused
   /// stage is its last stage.
   std::vector<std::size_t> next_state_in_pullback() override;
+  /// A theta method in endpoint form (CN, backward Euler): its stages are X0, the solution the
+  /// step started from (TSStep_Theta copies it), and the solution itself.
+  std::vector<StateSource> pullback_from_states() override;
   void loaded(engine::Kind kind) override;
   /// A restart state of step `i` was loaded for TSSolve itself to go on from (a resumed first
   /// sweep): a first-same-as-last method gets the stage it reuses rebuilt now.

@@ -30,7 +30,9 @@ struct Printer {
        << ", pullback=" << (a.write_pullback ? to_string(a.level) : "none") << ")";
   }
   void operator()(const Reverse& a) const {
-    os << "Reverse(" << a.n1 << ", " << a.n0 << (a.clear_pullback ? ", clear" : ", keep") << ")";
+    os << "Reverse(" << a.n1 << ", " << a.n0 << (a.clear_pullback ? ", clear" : ", keep");
+    if (a.from_states) os << (a.keep_start ? ", from states, keep start" : ", from states");
+    os << ")";
   }
   void operator()(const Copy& a) const {
     os << "Copy(" << a.n << ", " << to_string(a.from) << " -> " << to_string(a.to) << ")";

@@ -16,6 +16,7 @@ void register_online(ScheduleRegistry& registry);
 void register_mixed(ScheduleRegistry& registry);
 void register_disk_mixed(ScheduleRegistry& registry);
 void register_dynamic(ScheduleRegistry& registry);
+void register_endpoints(ScheduleRegistry& registry);
 
 /// Checks what every offline schedule needs: steps >= 1, ram >= min_ram, disk >= 0 or
 /// unlimited, costs >= 0. Messages start with the schedule's name.

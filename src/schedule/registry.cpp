@@ -42,6 +42,7 @@ ScheduleRegistry& ScheduleRegistry::instance() {
     detail::register_mixed(registry);
     detail::register_disk_mixed(registry);
     detail::register_dynamic(registry);
+    detail::register_endpoints(registry);
   });
   return registry;
 }

@@ -99,6 +99,7 @@ class Model {
       fail("reverse from " + std::to_string(a.n1) + " but the adjoint is at " +
            std::to_string(rev_));
     if (a.n0 < 0 || a.n0 >= a.n1) fail("empty or backward range");
+    if (a.from_states || a.keep_start) return reverse_from_states(a);
     for (Step i = a.n1 - 1; i >= a.n0; --i) {
       auto& slot = adj_[static_cast<std::size_t>(i)];
       if (work_adj_ == i) {
@@ -119,6 +120,39 @@ class Model {
     }
     result_.adjoint_steps += a.n1 - a.n0;
     rev_ = a.n0;
+    work_.reset();
+  }
+
+  // The pullback data of step i composed from x_i (stored, or the working state) and x_{i+1}
+  // (stored); with keep_start, x_i moves from work into the RAM unit x_{i+1} leaves.
+  void reverse_from_states(const Reverse& a) {
+    const Step i = a.n0;
+    if (!limits_.pullback_from_states) fail("reverse from states, but pullback data is not states");
+    if (!a.from_states) fail("keep_start without from_states");
+    if (a.n1 != i + 1) fail("reverse from states over more than one step");
+    const auto start = ics_[static_cast<std::size_t>(i)];
+    const auto end = ics_[static_cast<std::size_t>(i + 1)];
+    if (!(end & (bit(Level::Ram) | bit(Level::Disk))))
+      fail("reverse of step " + std::to_string(i) + " from states, but x_" + std::to_string(i + 1) +
+           " is not stored");
+    count_read((end & bit(Level::Ram)) ? Level::Ram : Level::Disk);
+    if (a.keep_start) {
+      if (work_ != i || (start & bit(Level::Ram)) || !(end & bit(Level::Ram)))
+        fail("keep_start needs x_" + std::to_string(i) + " in work (not in RAM) and x_" +
+             std::to_string(i + 1) + " in RAM");
+      ics_[static_cast<std::size_t>(i + 1)] &= static_cast<std::uint8_t>(~bit(Level::Ram));
+      release(Level::Ram, i + 1, false);
+      store_ics(i, Level::Ram);
+    } else if (work_ != i) {
+      if (!(start & (bit(Level::Ram) | bit(Level::Disk))))
+        fail("reverse of step " + std::to_string(i) + " from states, but x_" + std::to_string(i) +
+             " is neither stored nor the working state");
+      count_read((start & bit(Level::Ram)) ? Level::Ram : Level::Disk);
+    }
+    if (adj_[static_cast<std::size_t>(i)] != 0 || work_adj_ == i)
+      fail("reverse of step " + std::to_string(i) + " from states while its pullback data is held");
+    ++result_.adjoint_steps;
+    rev_ = i;
     work_.reset();
   }
 

@@ -21,6 +21,7 @@
 #include "rewind/error.hpp"
 #include "rewind/schedule/registry.hpp"
 #include "rewind/schedule/simulator.hpp"
+#include "theta_stepper.hpp"
 
 namespace rwd::testing {
 namespace {
@@ -39,6 +40,7 @@ const Case kCases[] = {
     {"diffusion_decay", [](const Ring& r) { return std::make_unique<DiffusionDecay>(r, 0.05); }},
     {"lorenz96_leapfrog",
      [](const Ring& r) { return std::make_unique<Lorenz96Leapfrog>(r, 0.005); }},
+    {"implicit_cubic", [](const Ring& r) { return std::make_unique<ImplicitCubic>(r, 0.02); }},
 };
 
 // This rank's bytes of the restart data of every boundary after x_0 and of one step's pullback.
@@ -124,6 +126,11 @@ TEST_P(EngineGradients, EveryScheduleIsBitwiseStoreAll) {
   for (const char* must : {"revolve 3/0", "revolve 8/0", "twolevel 2/6", "storeall 1/-1",
                            "online 3/0", "disk-revolve 2/6"}) {
     EXPECT_EQ(refused.count(must), 0u) << must << " was refused: " << refused[must];
+  }
+  // endpoints runs exactly where the pullback data is made of states.
+  const bool made_of_states = !stepper->pullback_from_states().empty();
+  for (const char* budget : {"endpoints 3/0", "endpoints 8/0", "endpoints 14/0"}) {
+    EXPECT_EQ(refused.count(budget) == 0, made_of_states) << budget << ": " << refused[budget];
   }
   EXPECT_GE(tried, 20);
 }

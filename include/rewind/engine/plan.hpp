@@ -132,6 +132,9 @@ struct CheckpointSizes {
   std::int64_t state = 0;     ///< every state variable (a parked recording's final state)
   /// Step i's pullback data holds x_{i+1} on every rank (Stepper::next_state_in_pullback()).
   bool pullback_holds_next = false;
+  /// Step i's pullback data is made of x_i and x_{i+1} on every rank
+  /// (Stepper::pullback_from_states()).
+  bool pullback_from_states = false;
   /// The compression ratio RAM checkpoints are planned with (RecordingConfig::compress_ratio,
   /// agreed over the ranks): 1 plans the sizes above; more plans each kind at its size divided
   /// by this ratio, rounded up.

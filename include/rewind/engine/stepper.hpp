@@ -68,6 +68,22 @@ class Stepper {
   /// default): it does not.
   virtual std::vector<std::size_t> next_state_in_pullback() { return {}; }
 
+  /// Where a pullback() field comes from when step i's pullback data is made of states: state()
+  /// variable `variable` of x_i (end = false) or of x_{i+1} (end = true).
+  struct StateSource {
+    bool end = false;
+    std::size_t variable = 0;
+  };
+  /// Whether step i's pullback data is made of the states the step starts and ends in alone (a
+  /// theta method in endpoint form, whose stages are x_i and x_{i+1}): for each pullback() field,
+  /// the state variable whose bits it holds after step i was recorded. Then the `endpoints`
+  /// schedule composes it from restart checkpoints of x_i and x_{i+1} instead of storing it or
+  /// re-running the step: the engine copies x_i's variables into their pullback() fields, then
+  /// loads x_{i+1} into state() and copies its variables (nothing to copy where a field is the
+  /// same buffer), and calls loaded(Kind::Pullback). A field must equal its source bit for bit:
+  /// gradients are then those of stored pullback data. Empty (the default): it is not.
+  virtual std::vector<StateSource> pullback_from_states() { return {}; }
+
   /// Which state variables step i reads and writes (indices into state()). The default says
   /// every step reads and writes every variable. Declaring the truth lets a recording store
   /// only what a restart needs: a two-step method's previous state, not a parameter set before

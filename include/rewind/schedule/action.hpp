@@ -37,10 +37,19 @@ struct Forward {
 
 /// Run the adjoint of steps n1-1 down to n0 using their stored pullback data; if
 /// `clear_pullback`, free that data afterwards. The working forward state is not valid after it.
+///
+/// With `from_states` (one step, n1 = n0 + 1; only where the pullback data is made of states,
+/// ScheduleParams::pullback_from_states) the step's pullback data is composed from the restart
+/// states x_{n0} and x_{n1}: x_{n1} stored (RAM or DISK), x_{n0} stored or the working state.
+/// With `keep_start` as well, x_{n0} is the working state and x_{n1} is in RAM: x_{n1} is freed
+/// and x_{n0} stored in RAM in its place (before the adjoint runs, so the budget is never
+/// exceeded).
 struct Reverse {
   Step n1 = 0;
   Step n0 = 0;
   bool clear_pullback = true;
+  bool from_states = false;
+  bool keep_start = false;
   friend bool operator==(const Reverse&, const Reverse&) = default;
 };
 

@@ -45,6 +45,10 @@ struct ScheduleParams {
   /// stage, or a front end that stores the end state with the stages): x_{i+1} may be restored
   /// from it (a Copy from RAM), with no restart checkpoint of its own.
   bool pullback_holds_next = false;
+  /// Step i's pullback data is made of x_i and x_{i+1} alone (a theta method in endpoint form:
+  /// PETSc's CN and backward Euler): a Reverse `from_states` composes it from those restart
+  /// states (`endpoints` plans with it).
+  bool pullback_from_states = false;
 };
 
 /// Cost of forward step i under `params` (1 without step costs).

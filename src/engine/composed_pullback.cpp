@@ -1,0 +1,92 @@
+// A step's pullback data made of the states it starts and ends in
+// (Stepper::pullback_from_states()), composed from restart checkpoints for a Reverse
+// `from_states` of the `endpoints` schedule instead of being stored or recomputed.
+
+#include <algorithm>
+#include <string>
+
+#include "reverse_sweep.hpp"
+
+namespace rwd::engine::detail {
+
+namespace {
+
+// The stepper's pullback fields that come from x_i (`end` false) or x_{i+1}, filled from the
+// state variables in state().
+void copy_sources(const std::vector<Field>& state, const std::vector<Field>& pull,
+                  const std::vector<Stepper::StateSource>& from, bool end) {
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    if (from[k].end != end) continue;
+    const Field& src = state.at(from[k].variable);
+    if (src.data.data() != pull[k].data.data())
+      std::copy(src.data.begin(), src.data.end(), pull[k].data.begin());
+  }
+}
+
+}  // namespace
+
+void ReverseSweep::compose_pullback(const schedule::Reverse& r) {
+  const Step i = r.n0;
+  const std::vector<Stepper::StateSource> from = stepper().pullback_from_states();
+  const std::vector<Field> pull = stepper().pullback();
+  if (!plan.params.pullback_from_states || from.size() != pull.size()) {
+    broken("composes step " + std::to_string(i) +
+           "'s pullback data from states, but the stepper does not say it is made of them");
+  }
+  const Key start = key(i, Kind::Restart), end = key(i + 1, Kind::Restart);
+  if (r.keep_start && position != i) {
+    broken("keeps x_" + std::to_string(i) + " from the working state, which is " +
+           (position ? "x_" + std::to_string(*position) : std::string("not valid")));
+  }
+  const bool start_held = position == i || io->record().cheapest(start);
+  if (!start_held || !io->record().cheapest(end)) {
+    // Dropped over the compressed budget: step i is recorded from the latest state held before
+    // x_{i+1} instead (with keep_start, x_i in work is stored first, where the schedule expects
+    // it).
+    if (r.keep_start) {
+      io->forget_dropped(end);
+      put_restart(i, Level::Ram);
+      recompute(schedule::Forward{i, i + 1, false, true, Level::Work});
+      settle_check();
+    } else {
+      recompute_dropped(i + 1, true);
+    }
+    return;
+  }
+  if (position != i) transfer(i, *io->record().cheapest(start), Level::Work, false);
+  require_variables(i);
+  require_variables(i + 1);
+  copy_sources(stepper().state(), pull, from, false);
+  const bool start_exact = io->working_exact();
+  transfer(i + 1, *io->record().cheapest(end), Level::Work, r.keep_start);
+  copy_sources(stepper().state(), pull, from, true);
+  if (r.keep_start) {
+    // x_i from the pullback fields that hold it, into the RAM unit x_{i+1} left.
+    const std::vector<Field> state = stepper().state();
+    std::vector<Field> held = state;
+    for (std::size_t k = 0; k < from.size(); ++k) {
+      if (!from[k].end) held[from[k].variable].data = pull[k].data;
+    }
+    const bool end_exact = io->working_exact();
+    io->set_working_exact(start_exact);
+    const auto& variables = sets.at(i);
+    io->put(start, Level::Ram, Level::Ram, select(held, variables), variables);
+    io->set_working_exact(end_exact);
+  }
+  io->record().set_work_pullback(i);
+  stepper().loaded(Kind::Pullback);
+}
+
+// Every state variable a composed pullback field comes from is in x_b's restart data.
+void ReverseSweep::require_variables(Step b) {
+  const auto& variables = sets.at(b);
+  for (const Stepper::StateSource& s : stepper().pullback_from_states()) {
+    if (std::find(variables.begin(), variables.end(), s.variable) == variables.end()) {
+      broken("composes pullback data from state variable " + std::to_string(s.variable) +
+             ", which x_" + std::to_string(b) +
+             "'s restart data does not hold (Stepper::access() says no later step reads it)");
+    }
+  }
+}
+
+}  // namespace rwd::engine::detail
