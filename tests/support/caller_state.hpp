@@ -210,7 +210,10 @@ struct CallbackWatch {
   double limit = 1.5;
   double clean = 0.0;  // the fastest clean loop seen, seconds
 
-  void look(const std::string& where) {
+  // `where` is a C string: building a std::string before the look would run glibc's string
+  // functions, whose AVX2 variants (chosen on AMD EPYC, say) end with vzeroupper and would clear
+  // the state before it is read.
+  void look(const char* where) {
     const auto used = upper_state_in_use();
     double as_left = sse2_loop_seconds(5);
     // Against the fastest clean loop so far, a look that seems slow is taken again after pauses,
