@@ -56,9 +56,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   sizes.state = r.take<std::int32_t>();
   try {
     const engine::Plan plan = engine::plan_recording(c, sizes);
-    // A plan never holds more than it was given.
-    if (c.params.ram >= 0 && plan.params.ram > std::max<std::int64_t>(c.params.ram, 0) &&
-        !(c.ram_bytes > 0 && c.params.ram == 0)) {
+    // A plan never holds more than it was given: slots, or where a slot stands for a step's
+    // pullback data with its end state (SlotSize::Any), that many slots' bytes of restart states
+    // (docs/schedules.md, "Restart-only schedules").
+    const bool by_bytes = c.slot_size == engine::SlotSize::Any && sizes.restart > 0;
+    const double held = by_bytes ? static_cast<double>(plan.params.ram) * sizes.restart
+                                 : static_cast<double>(plan.params.ram);
+    const double given =
+        static_cast<double>(std::max<std::int64_t>(c.params.ram, 0)) *
+        (by_bytes ? static_cast<double>(
+                        std::max(engine::any_slot_bytes(sizes, c.slot_counts_state), sizes.restart))
+                  : 1.0);
+    if (c.params.ram >= 0 && held > given && !(c.ram_bytes > 0 && c.params.ram == 0)) {
       std::abort();
     }
   } catch (const Error&) {
