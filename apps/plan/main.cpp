@@ -7,6 +7,7 @@
 //   rewind-plan --steps 50 --ram 2 --disk 5 --write-cost 0.5 --read-cost 0.5 --schedule twolevel
 //   rewind-plan --steps 5000 --ram 8 --online                      # n unknown while running
 //   rewind-plan --steps 40 --ram 3 --disk 4 --schedule twolevel --svg schedule.svg
+//   rewind-plan --steps 300 --ram 20 --pullback-from-states        # CN: endpoints
 //   rewind-plan --list
 #include <charconv>
 #include <chrono>
@@ -31,7 +32,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: rewind-plan --steps N --ram S [--disk D|inf] [--write-cost W] [--read-cost R]\n"
     "                   [--schedule NAME] [--period K] [--online] [--json] [--actions]\n"
-    "                   [--svg FILE]\n"
+    "                   [--svg FILE] [--pullback-from-states]\n"
     "       rewind-plan --list\n"
     "\n"
     "  --steps N        number of time steps (>= 1)\n"
@@ -49,6 +50,10 @@ constexpr const char* kUsage =
     "  --actions        print the action stream, one action per line, before the summary\n"
     "  --svg FILE       draw the schedule: time across, step up; first sweep, recomputation,\n"
     "                   adjoint, RAM and disk checkpoints in different colours\n"
+    "  --pullback-from-states\n"
+    "                   a step's pullback data is the two states it joins (PETSc's CN and\n"
+    "                   backward Euler): 'endpoints' can plan it, and auto prices it; --ram\n"
+    "                   counts states, and 'mixed' counts a step's stages as two of them\n"
     "  --list           list the registered schedules\n";
 
 struct Options {
@@ -116,6 +121,11 @@ Options parse(int argc, char** argv) {
       o.svg = std::string(value());
     } else if (a == "--list") {
       o.list = true;
+    } else if (a == "--pullback-from-states") {
+      o.params.pullback_from_states = true;
+      o.params.restart_units = 1;   // the sizes that makes true: stages are two states,
+      o.params.pullback_units = 2;  // the second of them the state the step ends in
+      o.params.pullback_holds_next = true;
     } else if (a == "--help" || a == "-h") {
       std::cout << kUsage;
       std::exit(0);
@@ -130,6 +140,7 @@ Options parse(int argc, char** argv) {
     rwd::require(rs::ScheduleRegistry::instance().contains(o.schedule),
                  "--schedule: unknown schedule '" + o.schedule +
                      "'; known: " + rs::ScheduleRegistry::instance().names());
+    if (o.params.pullback_from_states) o.params.ram_units = o.params.ram;
   }
   return o;
 }

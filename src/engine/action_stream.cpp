@@ -42,7 +42,11 @@ void ActionStream::prefetch_ahead(CheckpointIo& io) {
     } else if (const auto* m = std::get_if<schedule::Move>(&a);
                m && m->from != Level::Work && m->to != Level::None) {
       io.prefetch(io.key(m->n, Kind::Restart));
-    } else if (const auto* r = std::get_if<schedule::Reverse>(&a)) {
+    } else if (const auto* r = std::get_if<schedule::Reverse>(&a); r && r->from_states) {
+      // The states its pullback data is composed from (not held: no read started).
+      io.prefetch(io.key(r->n1, Kind::Restart));
+      io.prefetch(io.key(r->n0, Kind::Restart));
+    } else if (r) {
       for (Step i = r->n1 - 1; i >= r->n0 && i > r->n1 - 1 - kPrefetchSteps; --i) {
         io.prefetch(io.key(i, Kind::Pullback));
       }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "checkpoint_io.hpp"
@@ -114,18 +115,36 @@ void plan_ratio(const std::vector<Field>& restart, MPI_Comm comm, const Recordin
   sizes.compress_ratio = ratio_with_margin(smallest);
 }
 
-// Stepper::pullback_from_states() names a state variable of the same size for every pullback
-// field.
-bool made_of_states(Stepper& stepper, const std::vector<Field>& state) {
+// What is wrong with Stepper::pullback_from_states(): "" when it names a state variable of
+// the same size for every pullback field, or says nothing.
+std::string sources_fault(Stepper& stepper, const std::vector<Field>& state) {
   const std::vector<Stepper::StateSource> from = stepper.pullback_from_states();
   const std::vector<Field> pullback = stepper.pullback();
-  if (from.empty() || from.size() != pullback.size()) return false;
-  for (std::size_t k = 0; k < from.size(); ++k) {
-    if (from[k].variable >= state.size() ||
-        state[from[k].variable].data.size() != pullback[k].data.size())
-      return false;
+  if (from.empty()) return {};
+  if (from.size() != pullback.size()) {
+    return "it names " + std::to_string(from.size()) + " sources for the " +
+           std::to_string(pullback.size()) + " fields pullback() returns";
   }
-  return true;
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    if (from[k].variable >= state.size()) {
+      return "pullback field " + std::to_string(k) + " ('" + std::string(pullback[k].name) +
+             "') comes from state variable " + std::to_string(from[k].variable) +
+             ", but state() has " + std::to_string(state.size());
+    }
+    if (state[from[k].variable].data.size() != pullback[k].data.size()) {
+      return "pullback field '" + std::string(pullback[k].name) + "' has " +
+             std::to_string(pullback[k].data.size()) + " values and state variable '" +
+             std::string(state[from[k].variable].name) + "' " +
+             std::to_string(state[from[k].variable].data.size());
+    }
+  }
+  return {};
+}
+
+// 0: pullback data made of states, 1: not declared, 2: declared wrong (sources_fault()).
+std::uint64_t sources_code(Stepper& stepper, const std::vector<Field>& state) {
+  if (stepper.pullback_from_states().empty()) return 1;
+  return sources_fault(stepper, state).empty() ? 0 : 2;
 }
 
 }  // namespace
@@ -147,7 +166,7 @@ CheckpointSizes agreed_sizes(Stepper& stepper, record::RestartSets& sets, MPI_Co
       static_cast<std::uint64_t>(bytes_of(stepper.pullback())),
       static_cast<std::uint64_t>(bytes_of(state)),
       stepper.next_state_in_pullback().size() == state.size() ? 0u : 1u,
-      made_of_states(stepper, state) ? 0u : 1u};
+      sources_code(stepper, state)};
   std::uint64_t largest[5] = {0, 0, 0, 0, 0};
   comm::mpi_check(MPI_Allreduce(local, largest, 5, MPI_UINT64_T, MPI_MAX, comm),
                   "MPI_Allreduce (checkpoint sizes)");
@@ -156,7 +175,19 @@ CheckpointSizes agreed_sizes(Stepper& stepper, record::RestartSets& sets, MPI_Co
   sizes.pullback = static_cast<std::int64_t>(largest[1]);
   sizes.state = static_cast<std::int64_t>(largest[2]);
   sizes.pullback_holds_next = largest[3] == 0;
-  sizes.pullback_from_states = largest[4] == 0;
+  if (largest[4] == 2) {
+    const std::string mine = sources_fault(stepper, state);
+    throw Error(ErrorCode::InvalidArgument,
+                "Stepper::pullback_from_states() is malformed on at least one rank (this rank: " +
+                    (mine.empty() ? std::string("fine") : mine) +
+                    "); return {} where the pullback data is not made of the two states a step "
+                    "joins");
+  }
+  // Composed from solution checkpoints, pullback data would be as lossy as they are: under a
+  // lossy codec that keeps pullback data exact, no schedule composes it.
+  const bool lossy_states = stores != nullptr && !stores->lossy_pullbacks &&
+                            storage::codec_is_lossy(stores->store.codec.name);
+  sizes.pullback_from_states = largest[4] == 0 && !lossy_states;
   plan_ratio(select(state, sets.written()), comm, config, stores, sizes);
   return sizes;
 }

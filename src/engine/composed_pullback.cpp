@@ -2,10 +2,16 @@
 // (Stepper::pullback_from_states()), composed from restart checkpoints for a Reverse
 // `from_states` of the `endpoints` schedule instead of being stored or recomputed.
 
+#include <mpi.h>
+
 #include <algorithm>
+#include <cstring>
+#include <span>
 #include <string>
 
 #include "reverse_sweep.hpp"
+#include "rewind/comm/agree.hpp"
+#include "rewind/error.hpp"
 
 namespace rwd::engine::detail {
 
@@ -77,6 +83,51 @@ void ReverseSweep::compose_pullback(const schedule::Reverse& r) {
   stepper().loaded(Kind::Pullback);
 }
 
+std::vector<std::vector<double>> Sweeps::source_copies() {
+  const std::vector<Field> state = stepper().state();
+  std::vector<std::vector<double>> out(state.size());
+  for (const Stepper::StateSource& s : stepper().pullback_from_states()) {
+    if (s.end || s.variable >= state.size() || !out[s.variable].empty()) continue;
+    out[s.variable].assign(state[s.variable].data.begin(), state[s.variable].data.end());
+  }
+  return out;
+}
+
+void Sweeps::check_sources(Step i, const std::vector<std::vector<double>>* start) {
+  const std::vector<Stepper::StateSource> from = stepper().pullback_from_states();
+  const std::vector<Field> pull = stepper().pullback(), state = stepper().state();
+  std::string wrong;  // this rank's finding
+  for (std::size_t k = 0; k < from.size() && k < pull.size() && wrong.empty(); ++k) {
+    if (!from[k].end && start == nullptr) continue;
+    const std::span<const double> want =
+        from[k].end ? std::span<const double>(state.at(from[k].variable).data)
+                    : std::span<const double>(start->at(from[k].variable));
+    if (want.size() != pull[k].data.size() ||
+        !std::equal(want.begin(), want.end(), pull[k].data.begin(),
+                    [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; })) {
+      wrong = "pullback field '" + std::string(pull[k].name) + "' does not hold the bits of " +
+              (from[k].end ? "x_" + std::to_string(i + 1) : "x_" + std::to_string(i)) +
+              "'s state variable '" + std::string(state.at(from[k].variable).name) + "'";
+    }
+  }
+  int rank = 0, mine = wrong.empty() ? -1 : 0, first = -1;
+  comm::mpi_check(MPI_Comm_rank(stores->comm(), &rank), "MPI_Comm_rank");
+  if (!wrong.empty()) mine = rank;
+  comm::mpi_check(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MAX, stores->comm()),
+                  "MPI_Allreduce (Stepper::pullback_from_states check)");
+  if (first >= 0) {
+    throw Error(ErrorCode::InvalidArgument,
+                "Stepper::pullback_from_states() does not describe step " + std::to_string(i) +
+                    " as recorded" +
+                    (wrong.empty() ? " on rank " + std::to_string(first)
+                                   : " on this rank (" + std::to_string(rank) + "): " + wrong) +
+                    "; a composed pullback would give a wrong gradient. Return {} unless every "
+                    "pullback field equals the state variable it names bit for bit");
+  }
+  end_sources_checked = true;
+  if (start != nullptr) sources_checked = true;
+}
+
 // Every state variable a composed pullback field comes from is in x_b's restart data.
 void ReverseSweep::require_variables(Step b) {
   const auto& variables = sets.at(b);
@@ -84,7 +135,8 @@ void ReverseSweep::require_variables(Step b) {
     if (std::find(variables.begin(), variables.end(), s.variable) == variables.end()) {
       broken("composes pullback data from state variable " + std::to_string(s.variable) +
              ", which x_" + std::to_string(b) +
-             "'s restart data does not hold (Stepper::access() says no later step reads it)");
+             "'s restart data does not hold (no step writes it, or Stepper::access() says no "
+             "later step reads it)");
     }
   }
 }

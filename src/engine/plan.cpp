@@ -126,7 +126,9 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
     try {
       priced = registry.price(name, p, pullback_slots);
     } catch (const Error& err) {
-      if (err.code() != ErrorCode::InvalidArgument || !pullback_slots || *pullback_slots == p.ram)
+      // (`endpoints` keeps no pullback data: its refusals are its own.)
+      if (err.code() != ErrorCode::InvalidArgument || !pullback_slots || *pullback_slots == p.ram ||
+          name == "endpoints")
         throw;
       // The schedule keeps pullback data and was priced with the slots that leaves.
       throw Error(ErrorCode::InvalidArgument,

@@ -78,7 +78,11 @@ struct RecordingState {
   bool final_dropped = false;  // thin(false) dropped the final state
   Step base = 0;               // thin() kept the restart checkpoint of x_base
   bool held_base = false;      // x_base is held by step base-1's pullback data (kept)
-  Step served_below = 0;       // after replan(): the steps below this one reverse from kept data
+  // Stepper::pullback_from_states() was checked against a recorded step: its end fields, and
+  // its start fields too (composed_pullback.cpp).
+  bool end_sources_checked = false;
+  bool sources_checked = false;
+  Step served_below = 0;  // after replan(): the steps below this one reverse from kept data
   std::int64_t dropped_steps = 0;  // forward steps recomputing what the compressed budget dropped
   // replan_measured(): the plan it replaced, and the ratio the first sweep's checkpoints reached
   // (the replanned reverse keeps to that plan's compressed budget: Parking::replan).

@@ -212,6 +212,8 @@ void Sweeps::forward_step_done(Step i, bool last) {
                                                 std::to_string(i + 1) + " was taken; " +
                                                 step_count_advice(config.names));
   }
+  if (forward->write_pullback && composes() && !end_sources_checked && record_wanted(i))
+    check_sources(i, nullptr);
   record_pullback(i, *forward);
   ++stats.forward_steps;
   position = i + 1;
@@ -270,12 +272,16 @@ void Sweeps::recompute(const schedule::Forward& f) {
   put_forward_restart(f);
   for (Step i = f.n0; i < f.n1; ++i) {
     const bool want = f.write_pullback && (f.level != Level::Work || i == f.n1 - 1);
+    const bool check_now = want && composes() && !sources_checked;
+    const std::vector<std::vector<double>> start =
+        check_now ? source_copies() : std::vector<std::vector<double>>{};
     const auto t0 = SteadyClock::now();
     stepper().forward(i, StepContext{.record = want, .recompute = true});
     stats.recompute_seconds += seconds_since(t0);
     ++stats.forward_steps;
     position = i + 1;
     compare(i + 1);
+    if (check_now) check_sources(i, &start);
     if (want) record_pullback(i, f);
   }
 }

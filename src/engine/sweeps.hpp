@@ -35,6 +35,15 @@ struct Sweeps : RecordingState {
   void forward_step_done(Step i, bool last);
   void end_forward(Step n);
   void recompute(const schedule::Forward& f);
+  // Stepper::pullback_from_states() against step i, just recorded: the pullback fields that
+  // come from x_{i+1} must hold state()'s bits, and with `start` (x_i's source variables, taken
+  // before the step) those from x_i must hold them. Agreed over the ranks: a declaration that is
+  // wrong on one rank is an error on every rank (composed_pullback.cpp).
+  void check_sources(Step i, const std::vector<std::vector<double>>* start);
+  // The plan composes pullback data from states (`endpoints`): its declaration is checked.
+  bool composes() const { return plan.params.pullback_from_states && plan.schedule == "endpoints"; }
+  // x_i's variables that pullback fields come from, when the next recorded step is to be checked.
+  std::vector<std::vector<double>> source_copies();
 };
 
 }  // namespace rwd::engine::detail

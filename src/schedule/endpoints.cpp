@@ -125,7 +125,7 @@ std::shared_ptr<const EndpointsTable> make_table(Step steps, std::int64_t states
           "endpoints: " + std::to_string(steps) + " steps with " + std::to_string(states) +
               " states is a table of steps^2 x states over " +
               std::to_string(static_cast<std::int64_t>(kEndpointsMaxWork)) +
-              "; use mixed, or fewer steps per TSSolve");
+              "; use mixed, or fewer steps a run (in PETSc, fewer per TSSolve)");
   return std::make_shared<const EndpointsTable>(steps, smax);
 }
 
@@ -135,7 +135,9 @@ class EndpointsSchedule final : public Schedule {
     detail::check_offline_params("endpoints", p, 0);
     require(p.pullback_from_states,
             "endpoints: the stepper's pullback data is not made of the states a step starts and "
-            "ends in (for PETSc, a theta method in endpoint form: -ts_type cn or beuler)");
+            "ends in (Stepper::pullback_from_states(); in PETSc, a theta method in endpoint "
+            "form: -ts_type cn, beuler, or theta with -ts_theta_endpoint, and no lossy codec "
+            "unless its stages may be lossy too; rewind-plan: --pullback-from-states)");
     smax_ = std::min<std::int64_t>(endpoints_states(p) - 1, p.steps);
     table_ = make_table(p.steps, endpoints_states(p));
     tasks_.push_back({Kind::T, 0, p.steps, smax_});

@@ -119,6 +119,28 @@ inline double direction(int j) {
   return std::cos(1.3 * j + 0.1);
 }
 
+/// J = 1/2 |x_n - 0.1|^2 over the ring (the steppers with a state and a parameter field).
+inline double distance_objective(const Ring& ring, const std::vector<double>& x) {
+  double local = 0;
+  for (double v : x) local += 0.5 * (v - 0.1) * (v - 0.1);
+  return ring.sum(local);
+}
+/// <(lambda, dJ/dp), (dx0, dparam)> for the directions those steppers' reset() perturbs in.
+inline double state_and_parameter_derivative(const Ring& ring, const std::vector<double>& lambda,
+                                             const std::vector<double>& gp) {
+  double local = 0;
+  for (int j = 0; j < ring.local(); ++j) {
+    const int g = ring.offset() + j;
+    local += lambda[j] * direction(g) + gp[j] * 0.3 * direction(g + 17);
+  }
+  return ring.sum(local);
+}
+/// a then b.
+inline std::vector<double> joined(std::vector<double> a, const std::vector<double>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 /// The Lorenz-96 right-hand side f_j = (x_{j+1} - x_{j-2}) x_{j-1} - x_j + F on a Ring, and
 /// the product of its Jacobian's transpose with a vector; shared by the two Lorenz steppers.
 class Lorenz96Rhs {
@@ -365,24 +387,11 @@ class DiffusionDecay final : public TestStepper {
     lambda_ = out;
   }
 
-  double objective() override {
-    double local = 0;
-    for (double v : x_) local += 0.5 * (v - 0.1) * (v - 0.1);
-    return ring_.sum(local);
-  }
+  double objective() override { return distance_objective(ring_, x_); }
   double directional_derivative() override {
-    double local = 0;
-    for (int j = 0; j < ring_.local(); ++j) {
-      const int g = ring_.offset() + j;
-      local += lambda_[j] * direction(g) + gp_[j] * 0.3 * direction(g + 17);
-    }
-    return ring_.sum(local);
+    return state_and_parameter_derivative(ring_, lambda_, gp_);
   }
-  std::vector<double> gradient() override {
-    std::vector<double> g = lambda_;
-    g.insert(g.end(), gp_.begin(), gp_.end());
-    return g;
-  }
+  std::vector<double> gradient() override { return joined(lambda_, gp_); }
 
  private:
   const Ring& ring_;

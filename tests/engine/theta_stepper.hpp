@@ -8,6 +8,7 @@
 // gradient.
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "steppers.hpp"
@@ -26,7 +27,9 @@ class ImplicitCubic final : public TestStepper {
   std::vector<Field> pullback() override {
     return {ring_.field("x_in", x_in_), ring_.field("x_out", x_out_)};
   }
-  std::vector<StateSource> pullback_from_states() override { return {{false, 0}, {true, 0}}; }
+  std::vector<StateSource> pullback_from_states() override { return sources_; }
+  /// What pullback_from_states() says (a test of a wrong declaration changes it).
+  void set_sources(std::vector<StateSource> s) { sources_ = std::move(s); }
   StepAccess access(Step) override { return {{0, 1}, {0}}; }  // reads x and p, writes x
   std::vector<Field> adjoint_state() override {
     return {ring_.field("lambda", lambda_), ring_.field("dJdp", gp_)};
@@ -80,29 +83,17 @@ class ImplicitCubic final : public TestStepper {
     lambda_ = out;
   }
 
-  double objective() override {
-    double local = 0;
-    for (double v : x_) local += 0.5 * (v - 0.1) * (v - 0.1);
-    return ring_.sum(local);
-  }
+  double objective() override { return distance_objective(ring_, x_); }
   double directional_derivative() override {
-    double local = 0;
-    for (int j = 0; j < ring_.local(); ++j) {
-      const int g = ring_.offset() + j;
-      local += lambda_[j] * direction(g) + gp_[j] * 0.3 * direction(g + 17);
-    }
-    return ring_.sum(local);
+    return state_and_parameter_derivative(ring_, lambda_, gp_);
   }
-  std::vector<double> gradient() override {
-    std::vector<double> g = lambda_;
-    g.insert(g.end(), gp_.begin(), gp_.end());
-    return g;
-  }
+  std::vector<double> gradient() override { return joined(lambda_, gp_); }
 
  private:
   const Ring& ring_;
   double dt_, nu_ = 0.2;
   std::vector<double> x_, p_, lambda_, gp_, x_in_, x_out_, ext_;
+  std::vector<StateSource> sources_ = {{false, 0}, {true, 0}};
 };
 
 }  // namespace rwd::testing
