@@ -81,6 +81,7 @@ void ReverseSweep::compose_pullback(const schedule::Reverse& r) {
   }
   io->record().set_work_pullback(i);
   stepper().loaded(Kind::Pullback);
+  ++stats.composed;
 }
 
 std::vector<std::vector<double>> Sweeps::source_copies() {

@@ -38,6 +38,10 @@ std::string RunStats::summary() const {
                 mib(disk.bytes_written).c_str(), forward_seconds, recompute_seconds,
                 adjoint_seconds, io_seconds, io_overlap_seconds, verify_seconds, total_seconds);
   std::string out = buf;
+  if (composed > 0) {
+    out += "  pullback data composed from two states for " + std::to_string(composed) +
+           " adjoint steps\n";
+  }
   if (resumed_at >= 0) {
     out += "  resumed at step " + std::to_string(resumed_at) +
            (resumed_in_reverse ? " of the reverse sweep\n" : " of the first sweep\n");
@@ -69,6 +73,7 @@ void RunStats::add(const RunStats& s) {
   steps += s.steps;
   forward_steps += s.forward_steps;
   adjoint_steps += s.adjoint_steps;
+  composed += s.composed;
   add_traffic(ram, s.ram);
   add_traffic(disk, s.disk);
   forward_seconds += s.forward_seconds;
@@ -148,7 +153,7 @@ std::string RunStats::json() const {
   os.precision(9);
   os << "{\"schedule\": \"" << schedule << "\", \"steps\": " << steps
      << ", \"forward_steps\": " << forward_steps << ", \"recomputed\": " << recomputed()
-     << ", \"adjoint_steps\": " << adjoint_steps << ", ";
+     << ", \"adjoint_steps\": " << adjoint_steps << ", \"composed\": " << composed << ", ";
   level_json(os, "ram", ram);
   os << ", ";
   level_json(os, "disk", disk);

@@ -260,6 +260,12 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
       viewer, "    steps %lld, forward steps %lld, recomputations %lld, adjoint steps %lld\n",
       (long long)s.steps, (long long)s.forward_steps, (long long)s.recomputed(),
       (long long)s.adjoint_steps));
+  if (s.composed > 0) {
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "    stages composed from two solution checkpoints for %lld "
+                                     "adjoint steps (neither stored nor run again)\n",
+                                     (long long)s.composed));
+  }
   const auto peak = (long long)r.ram_peak_slots();
   std::string count =
       peak == s.ram.peak ? "" : ", in " + std::to_string(s.ram.peak) + " checkpoints";

@@ -34,6 +34,13 @@ TEST(EndpointsEngine, AWrongDeclarationIsAnErrorOnEveryRankNotAWrongGradient) {
   const auto [g, stats] = adjoint(stepper, config("endpoints", 4, 0));
   EXPECT_TRUE(all_ranks(bitwise_equal(g, reference)));
   EXPECT_GT(stats.recomputed(), 0);
+  EXPECT_GT(stats.composed, 0);
+  EXPECT_NE(stats.summary().find("pullback data composed from two states for " +
+                                 std::to_string(stats.composed) + " adjoint steps"),
+            std::string::npos)
+      << stats.summary();
+  EXPECT_NE(stats.json().find("\"composed\": " + std::to_string(stats.composed)),
+            std::string::npos);
 
   // The two sources swapped: each field names the other state.
   stepper.set_sources({{true, 0}, {false, 0}});

@@ -16,6 +16,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "engine_test_util.hpp"
 #include "rewind/error.hpp"
@@ -56,7 +57,12 @@ void expect_simulator_counts(const engine::Plan& plan, const RunStats& stats,
   auto sched = schedule::make_schedule(plan.schedule, plan.params);
   schedule::ScheduleParams limits = plan.params;
   limits.steps = stats.steps;
-  const auto sim = schedule::simulate(*sched, limits);
+  std::int64_t composed = 0;
+  const auto sim = schedule::simulate(*sched, limits, [&](const schedule::Action& a) {
+    const auto* r = std::get_if<schedule::Reverse>(&a);
+    if (r && r->from_states) ++composed;
+  });
+  EXPECT_EQ(stats.composed, composed) << what;
   EXPECT_EQ(stats.forward_steps, sim.fwd_total) << what;
   EXPECT_EQ(stats.adjoint_steps, sim.adjoint_steps) << what;
   EXPECT_EQ(stats.ram.writes, sim.ram.writes) << what;

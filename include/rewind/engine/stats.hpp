@@ -73,6 +73,9 @@ struct RunStats {
   std::int64_t steps = 0;          ///< n (a resumed run: the first-sweep steps it took)
   std::int64_t forward_steps = 0;  ///< every forward step evaluated
   std::int64_t adjoint_steps = 0;
+  /// Adjoint steps whose pullback data was composed from two restart states (`endpoints`:
+  /// Stepper::pullback_from_states()), neither stored nor recomputed.
+  std::int64_t composed = 0;
   LevelTraffic ram;   ///< RAM checkpoints: traffic, peak count and peak bytes (this rank)
   LevelTraffic disk;  ///< disk checkpoints, likewise
   double forward_seconds = 0.0;     ///< the first sweep's steps (Engine and Recording::record())
