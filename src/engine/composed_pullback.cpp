@@ -64,18 +64,32 @@ void ReverseSweep::compose_pullback(const schedule::Reverse& r) {
   require_variables(i + 1);
   copy_sources(stepper().state(), pull, from, false);
   const bool start_exact = io->working_exact();
+  // With keep_start, x_i's restart variables that no stage holds are copied aside before x_{i+1}
+  // is loaded over them.
+  const auto& variables = sets.at(i);
+  std::vector<std::vector<double>> aside(stepper().state().size());
+  if (r.keep_start) {
+    const std::vector<Field> state = stepper().state();
+    for (std::size_t v : variables) {
+      const bool in_stage = std::any_of(from.begin(), from.end(),
+                                        [&](const auto& s) { return !s.end && s.variable == v; });
+      if (!in_stage) aside[v].assign(state[v].data.begin(), state[v].data.end());
+    }
+  }
   transfer(i + 1, *io->record().cheapest(end), Level::Work, r.keep_start);
   copy_sources(stepper().state(), pull, from, true);
   if (r.keep_start) {
-    // x_i from the pullback fields that hold it, into the RAM unit x_{i+1} left.
-    const std::vector<Field> state = stepper().state();
-    std::vector<Field> held = state;
+    // x_i from the pullback fields that hold it (and what was set aside), into the RAM unit
+    // x_{i+1} left.
+    std::vector<Field> held = stepper().state();
+    for (std::size_t v = 0; v < held.size(); ++v) {
+      if (!aside[v].empty()) held[v].data = aside[v];
+    }
     for (std::size_t k = 0; k < from.size(); ++k) {
       if (!from[k].end) held[from[k].variable].data = pull[k].data;
     }
     const bool end_exact = io->working_exact();
     io->set_working_exact(start_exact);
-    const auto& variables = sets.at(i);
     io->put(start, Level::Ram, Level::Ram, select(held, variables), variables);
     io->set_working_exact(end_exact);
   }

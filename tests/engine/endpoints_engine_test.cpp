@@ -83,6 +83,23 @@ TEST(EndpointsEngine, AWrongDeclarationIsAnErrorOnEveryRankNotAWrongGradient) {
   stepper.set_sources({{false, 0}, {true, 0}});
 }
 
+// A state variable no stage holds (a step counter every step writes, which the stepper checks
+// before each step): composed runs stay store-all's bits and every recomputation starts from a
+// state that holds it. (A restart state kept from composed stages, keep_start, also holds x_i's
+// value of it; `endpoints` only composes from such a state, never steps from it, so no run here
+// would read a wrong one.)
+TEST(EndpointsEngine, StateVariablesNoStageHoldsKeepTheirValues) {
+  const Ring ring(MPI_COMM_WORLD, 40);
+  ImplicitCubic stepper(ring, 0.02);
+  stepper.set_clock(true);
+  const auto [reference, ref_stats] = adjoint(stepper, storeall_config());
+  for (std::int64_t ram : {3, 5, 8}) {
+    const auto [g, stats] = adjoint(stepper, config("endpoints", ram, 0));
+    EXPECT_TRUE(all_ranks(bitwise_equal(g, reference))) << ram;
+    EXPECT_GT(stats.composed, 0) << ram;
+  }
+}
+
 TEST(EndpointsEngine, LossyCodecComposesOnlyWithLossyPullbacks) {
   const Ring ring(MPI_COMM_WORLD, 40);
   ImplicitCubic stepper(ring, 0.02);

@@ -8,9 +8,11 @@
 // gradient.
 
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "rewind/error.hpp"
 #include "steppers.hpp"
 
 namespace rwd::testing {
@@ -23,14 +25,24 @@ class ImplicitCubic final : public TestStepper {
     reset(0.0);
   }
 
-  std::vector<Field> state() override { return {ring_.field("x", x_), ring_.field("p", p_)}; }
+  std::vector<Field> state() override {
+    std::vector<Field> out{ring_.field("x", x_), ring_.field("p", p_)};
+    if (clock_) out.push_back(ring_.field("clock", steps_taken_));
+    return out;
+  }
+  /// Also a state variable no stage holds, written by every step (how many steps x has taken):
+  /// a restart state stored from composed stages must still hold x_i's.
+  void set_clock(bool on) { clock_ = on; }
   std::vector<Field> pullback() override {
     return {ring_.field("x_in", x_in_), ring_.field("x_out", x_out_)};
   }
   std::vector<StateSource> pullback_from_states() override { return sources_; }
   /// What pullback_from_states() says (a test of a wrong declaration changes it).
   void set_sources(std::vector<StateSource> s) { sources_ = std::move(s); }
-  StepAccess access(Step) override { return {{0, 1}, {0}}; }  // reads x and p, writes x
+  StepAccess access(Step) override {  // reads x and p (and the clock), writes x (and the clock)
+    if (clock_) return {{0, 1, 2}, {0, 2}};
+    return {{0, 1}, {0}};
+  }
   std::vector<Field> adjoint_state() override {
     return {ring_.field("lambda", lambda_), ring_.field("dJdp", gp_)};
   }
@@ -43,9 +55,16 @@ class ImplicitCubic final : public TestStepper {
     }
     std::fill(lambda_.begin(), lambda_.end(), 0.0);
     std::fill(gp_.begin(), gp_.end(), 0.0);
+    steps_taken_.assign(1, 0.0);
   }
 
-  void forward(Step, const StepContext& context) override {
+  void forward(Step i, const StepContext& context) override {
+    if (clock_ && steps_taken_[0] != static_cast<double>(i)) {
+      throw Error(ErrorCode::Internal, "ImplicitCubic: step " + std::to_string(i) +
+                                           " taken from a state that has taken " +
+                                           std::to_string(steps_taken_[0]) + " steps");
+    }
+    steps_taken_[0] += 1.0;
     if (context.record) x_in_ = x_;
     ring_.gather(x_.data(), ext_);
     for (int j = 0; j < ring_.local(); ++j) {
@@ -94,6 +113,8 @@ class ImplicitCubic final : public TestStepper {
   double dt_, nu_ = 0.2;
   std::vector<double> x_, p_, lambda_, gp_, x_in_, x_out_, ext_;
   std::vector<StateSource> sources_ = {{false, 0}, {true, 0}};
+  bool clock_ = false;
+  std::vector<double> steps_taken_ = {0.0};
 };
 
 }  // namespace rwd::testing
