@@ -32,7 +32,10 @@ else
   if [ "$release" != "$version" ]; then variant=cams; fi
   prefix=$(scripts/build-petsc.sh "$release" $variant | tail -1)
   build_dir=${BUILD_DIR:-build-petsc-$version}
+  # Only what the PETSc label runs: the libraries, the apps and the PETSc tests (the rest of the
+  # suite does not depend on the PETSc release and runs in the default build).
   PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+    REWIND_BUILD_ONLY="${REWIND_BUILD_ONLY-apps tests/petsc tests/petsc4py}" \
     BUILD_DIR=$build_dir scripts/build.sh
 fi
 found=$(sed -n 's/^PETSC_VERSION:INTERNAL=//p' "$build_dir/CMakeCache.txt")

@@ -31,6 +31,8 @@ void copy_sources(const std::vector<Field>& state, const std::vector<Field>& pul
 
 }  // namespace
 
+// state() is asked for again after each transfer: a stepper may hand out new views of its
+// state once a checkpoint has been loaded into it (PETSc's are VecGetArray's).
 void ReverseSweep::compose_pullback(const schedule::Reverse& r) {
   const Step i = r.n0;
   const std::vector<Stepper::StateSource> from = stepper().pullback_from_states();

@@ -126,9 +126,10 @@ Resolved resolve(const std::string& name, const ScheduleParams& p,
     try {
       priced = registry.price(name, p, pullback_slots);
     } catch (const Error& err) {
-      // (`endpoints` keeps no pullback data: its refusals are its own.)
+      // (A schedule that composes pullback data keeps none: its refusals are its own.)
+      const schedule::ScheduleInfo* info = registry.find(name);
       if (err.code() != ErrorCode::InvalidArgument || !pullback_slots || *pullback_slots == p.ram ||
-          name == "endpoints")
+          (info && info->composes_pullback))
         throw;
       // The schedule keeps pullback data and was priced with the slots that leaves.
       throw Error(ErrorCode::InvalidArgument,
@@ -347,13 +348,12 @@ static Plan plan_sized(const RecordingConfig& config, const CheckpointSizes& siz
   plan.disk_peak = resolved.disk_peak;
   plan.restart_slots = restart_slots;
   plan.pullback_slots = pullback_slots;
+  const schedule::ScheduleInfo* info = schedule::ScheduleRegistry::instance().find(plan.schedule);
+  plan.composes_pullback = info && info->composes_pullback && plan.params.pullback_from_states;
   if (resolved.stores_pullback) {
     plan.stores_pullback = *resolved.stores_pullback;
-  } else {  // not replayed (no step count): what the schedule may do
-    for (const auto& e : schedule::ScheduleRegistry::instance().list()) {
-      if (e.name == plan.schedule)
-        plan.stores_pullback = config.pullback_checkpoints && !e.restart_only;
-    }
+  } else if (info) {  // not replayed (no step count): what the schedule may do
+    plan.stores_pullback = config.pullback_checkpoints && !info->restart_only;
   }
   if (plan.params.ram_units > 0) {
     in_units(plan, *units, slot_bytes_of(config, sizes), restart_slots);

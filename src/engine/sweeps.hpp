@@ -41,7 +41,7 @@ struct Sweeps : RecordingState {
   // wrong on one rank is an error on every rank (composed_pullback.cpp).
   void check_sources(Step i, const std::vector<std::vector<double>>* start);
   // The plan composes pullback data from states (`endpoints`): its declaration is checked.
-  bool composes() const { return plan.params.pullback_from_states && plan.schedule == "endpoints"; }
+  bool composes() const { return plan.composes_pullback; }
   // x_i's variables that pullback fields come from, when the next recorded step is to be checked.
   std::vector<std::vector<double>> source_copies();
 };

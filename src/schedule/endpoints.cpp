@@ -286,7 +286,8 @@ void register_endpoints(ScheduleRegistry& registry) {
        .uses_disk = false,
        .factory = [](const ScheduleParams& p) { return std::make_unique<EndpointsSchedule>(p); },
        .restart_only = false,
-       .sized = true});
+       .sized = true,
+       .composes_pullback = true});
 }
 
 }  // namespace detail

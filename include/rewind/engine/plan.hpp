@@ -163,7 +163,10 @@ struct Plan {
   std::string schedule;             ///< the registered name ("auto" resolved)
   schedule::ScheduleParams params;  ///< what the schedule is built from
   bool stores_pullback = false;     ///< it keeps pullback data outside the stepper's buffers
-  std::optional<double> cost;       ///< the replayed cost, when the step count is known
+  /// It reverses steps from two states, composing their pullback data
+  /// (schedule::ScheduleInfo::composes_pullback with params.pullback_from_states).
+  bool composes_pullback = false;
+  std::optional<double> cost;  ///< the replayed cost, when the step count is known
   /// The forward steps the replay ran (the first sweep's and every recomputation), when the
   /// step count is known.
   std::optional<std::int64_t> forward_steps;

@@ -31,6 +31,10 @@ struct ScheduleInfo {
   /// Plans with checkpoint sizes (ScheduleParams::ram_units, restart_units, pullback_units,
   /// pullback_holds_next). The others are given parameters without them.
   bool sized = false;
+  /// Reverses steps from two stored states (schedule::Reverse::from_states) when
+  /// ScheduleParams::pullback_from_states allows: the engine then composes pullback data from
+  /// states and checks the stepper's declaration; it keeps none, so its refusals are its own.
+  bool composes_pullback = false;
 };
 
 /// A schedule priced for a budget: the parameters it runs with (the period it chose included,
@@ -86,6 +90,9 @@ class ScheduleRegistry {
   /// Every registered schedule, in registration order.
   const std::vector<ScheduleInfo>& list() const { return entries_; }
 
+  /// The entry registered as `name`; nullptr for "auto" and unknown names.
+  const ScheduleInfo* find(std::string_view name) const;
+
   /// True if `name` is registered (or is "auto").
   bool contains(std::string_view name) const;
 
@@ -98,7 +105,6 @@ class ScheduleRegistry {
   std::optional<PricedSchedule> price(std::string_view name, const ScheduleParams& params,
                                       std::optional<std::int64_t> pullback_ram,
                                       std::optional<double>* bound) const;
-  const ScheduleInfo* find(std::string_view name) const;
   std::vector<ScheduleInfo> entries_;
 };
 
