@@ -3,10 +3,12 @@
 # UndefinedBehaviorSanitizer (-DREWIND_SANITIZE=address,undefined) into
 # ${SANITIZE_BUILD_DIR:-build-sanitize} and runs the default suite there, less what does not run
 # rewind's code under the sanitizers (the install, format and layering checks, PETSc's own
-# trajectories) and less most PETSc tutorial comparisons, of which it runs a sample (below). A
-# leak, an invalid access or undefined behaviour fails the test that hit it;
-# tests/sanitizers/lsan.supp names the libraries whose own leaks are not reported. Extra
-# arguments go to both ctest runs; the exit status is non-zero if either failed. CI runs it after scripts/test.sh (.ci/run).
+# trajectories), and a selection of the rest that fits CI's time (below: a sample of the PETSc
+# tutorial comparisons, each multi-rank test at one rank count). A leak, an invalid access or
+# undefined behaviour fails the test that hit it; tests/sanitizers/lsan.supp names the libraries
+# whose own leaks are not reported. Extra arguments go to both ctest runs (for the whole suite
+# instrumented, run ctest in the build directory); the exit status is non-zero if either
+# failed. CI runs it after scripts/test.sh (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
