@@ -539,6 +539,7 @@ bool SolveRun::finish() {
     r.codec = codec_words(carry_.stores_config);
     r.ram_io_mode = with_option_names(stores->ram().io_mode());
     r.ram_store = stores->ram().stats();
+    r.group_stores = carry_.shared_stores;
     r.disk_codec = carry_.shared_stores ? r.stats.disk_codec : stores->disk_codec_stats();
     if (!carry_.shared_stores) {
       // The name the file keeps once closed (closing destroys the store).

@@ -70,6 +70,8 @@ struct RunReport {
   std::string codec = "none";     ///< -ts_trajectory_rewind_compress
   std::string fsal_note;          ///< how a first-same-as-last method's reused stage comes back
   storage::StoreStats ram_store;  ///< the RAM store's own counts (compressed bytes, codec time)
+  /// The stores were an ensemble group's: ram_store counts every task of the group so far.
+  bool group_stores = false;
   /// The disk stores' codec counts (durable states of a resumable run included); the run's
   /// recordings' when the stores are shared (an ensemble's group).
   engine::CodecStats disk_codec;

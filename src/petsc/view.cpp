@@ -223,11 +223,14 @@ PetscErrorCode view_ram_codec(PetscViewer viewer, const RunReport& r,
   PetscFunctionBegin;
   if (r.codec != "none" && r.ram_store.uncompressed_bytes_written > 0) {
     const storage::StoreStats& c = r.ram_store;
+    // An ensemble task's stores are its group's: their counts are the group's, not the task's.
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "    RAM checkpoints compressed by %s: %s stored for %s (%.2fx), peak %s; "
+        "    %s compressed by %s: %s stored for %s (%.2fx), peak %s; "
         "compressing %.4f s, decompressing %.4f s, %.4f s of it on the I/O thread (this "
         "rank)\n",
+        r.group_stores ? "the group's RAM checkpoints (every task of this ensemble group so far)"
+                       : "RAM checkpoints",
         r.codec.c_str(), mib((double)c.bytes_written).c_str(),
         mib((double)c.uncompressed_bytes_written).c_str(),
         (double)c.uncompressed_bytes_written / (double)std::max<std::int64_t>(c.bytes_written, 1),
@@ -299,9 +302,12 @@ PetscErrorCode view_traffic(PetscViewer viewer, const Trajectory& t, const RunRe
     const engine::CodecStats& d = r.disk_codec;
     PetscCall(PetscViewerASCIIPrintf(
         viewer,
-        "    disk checkpoints compressed by %s: %s written for %s (%.2fx; the file keeps room "
+        "    %s compressed by %s: %s written for %s (%.2fx; the file keeps room "
         "for the values); compressing %.4f s, decompressing %.4f s, %.4f s of it on the I/O "
         "thread (this rank)\n",
+        // (A group's: what its tasks wrote while this one was recorded.)
+        r.group_stores ? "the group's disk checkpoints (its tasks' while this one ran)"
+                       : "disk checkpoints",
         r.codec.c_str(),  // the run's codec, lossless here, with its level
         mib((double)d.stored_bytes).c_str(), mib((double)d.uncompressed_bytes).c_str(), d.ratio(),
         d.compress_seconds, d.decompress_seconds, d.io_thread_seconds));
